@@ -1,0 +1,43 @@
+# hyperslab: the two commands are `make demo` and `make test`.
+PYTHON ?= python3
+VENV   := .venv
+BIN    := $(VENV)/bin
+PIP    := $(BIN)/python -m pip
+
+.PHONY: demo test lint typecheck layers pytest bench clean
+
+$(BIN)/python:
+	$(PYTHON) -m venv $(VENV)
+	$(PIP) install --quiet --upgrade pip
+
+$(VENV)/.installed-base: pyproject.toml | $(BIN)/python
+	$(PIP) install --quiet -e .
+	touch $@
+
+$(VENV)/.installed-test: pyproject.toml | $(BIN)/python
+	$(PIP) install --quiet -e '.[test]'
+	touch $(VENV)/.installed-base $@
+
+demo: $(VENV)/.installed-base
+	$(BIN)/hyperslab demo
+
+lint: $(VENV)/.installed-test
+	$(BIN)/ruff check src tests bench
+
+typecheck: $(VENV)/.installed-test
+	$(BIN)/mypy
+
+layers: $(VENV)/.installed-test
+	$(BIN)/lint-imports
+
+pytest: $(VENV)/.installed-test
+	$(BIN)/pytest -q
+
+test: lint typecheck layers pytest
+
+bench: $(VENV)/.installed-test
+	$(PIP) install --quiet -e '.[bench]'
+	$(BIN)/hyperslab bench nodes
+
+clean:
+	rm -rf $(VENV) build src/*.egg-info .pytest_cache .mypy_cache .ruff_cache

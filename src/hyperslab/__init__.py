@@ -1,0 +1,90 @@
+"""hyperslab: fast, compressed, hierarchical datasets in HDF5 files.
+
+A PyTables-compatible API (``import hyperslab as tables`` runs PyTables code) and file
+format, over h5py, hdf5plugin, python-blosc2, numexpr and NumPy.
+
+Examples
+--------
+>>> import hyperslab, numpy as np, tempfile, os
+>>> path = os.path.join(tempfile.mkdtemp(), "quick.h5")
+>>> with hyperslab.open_file(path, "w") as f:
+...     ca = f.create_carray("/", "x", obj=np.arange(12.0).reshape(3, 4),
+...                          filters=hyperslab.Filters(5, "blosc2:zstd"))
+...     print(ca[1, ::-1])
+[7. 6. 5. 4.]
+"""
+
+from __future__ import annotations
+
+from hyperslab import parameters
+from hyperslab.codecs.filters import Filters
+from hyperslab.errors import (
+    ChunkError,
+    ClosedFileError,
+    ClosedNodeError,
+    DataTypeWarning,
+    FileModeError,
+    FilterNotAvailableError,
+    FiltersError,
+    FlavorWarning,
+    HDF5ExtError,
+    NaturalNameWarning,
+    NodeError,
+    NoSuchChunkError,
+    NoSuchNodeError,
+    NotChunkAlignedError,
+    NotChunkedError,
+    PerformanceWarning,
+    UnclosedFileWarning,
+    UndoRedoError,
+)
+from hyperslab.nodes.array import Array, CArray, EArray, UnImplemented
+from hyperslab.nodes.atom import (
+    Atom,
+    BoolAtom,
+    ComplexAtom,
+    Complex64Atom,
+    Complex128Atom,
+    Enum,
+    EnumAtom,
+    Float16Atom,
+    Float32Atom,
+    Float64Atom,
+    FloatAtom,
+    Int8Atom,
+    Int16Atom,
+    Int32Atom,
+    Int64Atom,
+    IntAtom,
+    StringAtom,
+    Time32Atom,
+    Time64Atom,
+    UInt8Atom,
+    UInt16Atom,
+    UInt32Atom,
+    UInt64Atom,
+    UIntAtom,
+)
+from hyperslab.nodes.attributeset import AttributeSet
+from hyperslab.nodes.file import File, open_file
+from hyperslab.nodes.group import Group, RootGroup
+from hyperslab.nodes.leaf import Leaf
+from hyperslab.nodes.link import ExternalLink, Link, SoftLink, Unknown
+from hyperslab.nodes.node import Node
+from hyperslab.options import FileOptions
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "Array", "Atom", "AttributeSet", "BoolAtom", "CArray", "ChunkError", "ClosedFileError",
+    "ClosedNodeError", "Complex64Atom", "Complex128Atom", "ComplexAtom", "DataTypeWarning",
+    "EArray", "Enum", "EnumAtom", "ExternalLink", "File", "FileModeError", "FileOptions",
+    "FilterNotAvailableError", "Filters", "FiltersError", "FlavorWarning", "Float16Atom",
+    "Float32Atom", "Float64Atom", "FloatAtom", "Group", "HDF5ExtError", "Int8Atom",
+    "Int16Atom", "Int32Atom", "Int64Atom", "IntAtom", "Leaf", "Link", "NaturalNameWarning",
+    "NoSuchChunkError", "NoSuchNodeError", "Node", "NodeError", "NotChunkAlignedError",
+    "NotChunkedError", "PerformanceWarning", "RootGroup", "SoftLink", "StringAtom",
+    "Time32Atom", "Time64Atom", "UInt8Atom", "UInt16Atom", "UInt32Atom", "UInt64Atom",
+    "UIntAtom", "UnImplemented", "UnclosedFileWarning", "UndoRedoError", "Unknown",
+    "__version__", "open_file", "parameters",
+]

@@ -1,0 +1,1 @@
+"""chunked layer (see DESIGN.md)."""

@@ -1,0 +1,80 @@
+"""Reading and writing selections of a dataset through the HDF5 filter pipeline.
+
+This is the general path every selection can take; later the fast paths (raw chunks and
+blosc2 partial decompression) serve what they can and leave the rest here.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from hyperslab._typing import AnyArray, Selection
+from hyperslab.chunked.selection import finish_read, plan_selection, prepare_write
+from hyperslab.storage.datasets import Dataset
+
+
+def read_selection(dataset: Dataset, key: Selection) -> AnyArray:
+    """Return ``dataset[key]`` with NumPy's semantics for ``key``.
+
+    Parameters
+    ----------
+    dataset : Dataset
+        The dataset to read.
+    key : selection
+        Anything :func:`~hyperslab.chunked.selection.plan_selection` accepts.
+    """
+    shape = dataset.shape
+    if dataset.is_scalar:
+        data = dataset.read(())
+        return data[key] if key not in ((), Ellipsis) else data
+    plan = plan_selection(key, shape)
+    if plan.empty:
+        return np.empty(plan.result_shape, dtype=dataset.dtype)
+    if plan.mask is not None:
+        return finish_read(plan, dataset.read(()))
+    return finish_read(plan, dataset.read(plan.h5key))
+
+
+def write_selection(dataset: Dataset, key: Selection, value: Any) -> None:
+    """Write ``value`` into ``dataset[key]``, broadcasting it as NumPy would.
+
+    Raises
+    ------
+    ValueError
+        If ``value`` cannot be converted to the dataset's dtype or broadcast to the selection.
+    """
+    dtype = dataset.dtype
+    array = _convert(value, dtype)
+    if dataset.is_scalar:
+        if key not in ((), Ellipsis):
+            raise IndexError(f"a scalar dataset only accepts () or ... as index, not {key!r}")
+        dataset.write((), np.broadcast_to(array, ()).copy())
+        return
+    plan = plan_selection(key, dataset.shape)
+    if plan.mask is not None:
+        full = dataset.read(())
+        full[plan.mask] = array
+        dataset.write((), full)
+        return
+    try:
+        prepared = prepare_write(plan, array)
+    except ValueError as exc:
+        raise ValueError(
+            f"could not broadcast a value of shape {array.shape} to the selection of shape "
+            f"{plan.result_shape}"
+        ) from exc
+    if plan.empty:
+        return
+    dataset.write(plan.h5key, prepared)
+
+
+def _convert(value: Any, dtype: np.dtype[Any]) -> AnyArray:
+    """Convert ``value`` to ``dtype`` with a clear error naming both."""
+    try:
+        if dtype.subdtype is not None:
+            return np.asarray(value, dtype=dtype.subdtype[0])
+        return np.asarray(value, dtype=dtype)
+    except (ValueError, TypeError) as exc:
+        raise ValueError(f"value {value!r:.80} cannot be converted to dtype {dtype}: {exc}") from exc

@@ -1,0 +1,222 @@
+"""From a NumPy-style selection to what h5py can read, and back.
+
+h5py reads ints, slices with a positive step and one increasing list of indices.  NumPy (and
+PyTables' users) also write negative steps, unsorted or repeated indices, boolean masks and
+``np.newaxis``.  :func:`plan_selection` turns any of these into an h5py-readable key plus the
+few cheap in-memory steps that give NumPy's result: flips for negative steps, a ``take`` for
+unsorted or repeated indices, and a reshape for new axes.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import operator
+from typing import Any
+
+import numpy as np
+
+from hyperslab._typing import AnyArray, Selection, Shape
+
+
+@dataclasses.dataclass(frozen=True)
+class SelectionPlan:
+    """How to serve one selection.
+
+    Attributes
+    ----------
+    h5key : tuple
+        Per-dimension ints, positive-step slices, or one sorted unique index array.
+    shape : tuple of int
+        Shape of the data ``h5key`` reads (int dimensions dropped).
+    flip_axes : tuple of int
+        Axes of that data to reverse (selections with a negative step).
+    take : tuple of (axis, indices) or None
+        A ``np.take`` that puts fancy-indexed data back in the requested order.
+    result_shape : tuple of int
+        The final shape, new axes included.
+    empty : bool
+        Whether the selection has no element (nothing to read).
+    mask : numpy.ndarray or None
+        A full-shape boolean mask (read everything, then mask).
+    """
+
+    h5key: tuple[Any, ...]
+    shape: Shape
+    flip_axes: tuple[int, ...]
+    take: tuple[int, AnyArray] | None
+    result_shape: Shape
+    empty: bool
+    mask: AnyArray | None = None
+
+
+def _expand(key: Selection, ndim: int) -> list[Any]:
+    """Expand Ellipsis and pad with full slices; keep ``None`` (newaxis) entries."""
+    items = list(key) if isinstance(key, tuple) else [key]
+    n_ellipsis = sum(1 for k in items if k is Ellipsis)
+    if n_ellipsis > 1:
+        raise IndexError("an index can only have a single ellipsis ('...')")
+    n_real = sum(1 for k in items if k is not None and k is not Ellipsis)
+    if n_real > ndim:
+        raise IndexError(
+            f"too many indices for array: array is {ndim}-dimensional, but {n_real} were indexed"
+        )
+    if n_ellipsis:
+        pos = next(i for i, k in enumerate(items) if k is Ellipsis)
+        items[pos : pos + 1] = [slice(None)] * (ndim - n_real)
+    else:
+        items.extend([slice(None)] * (ndim - n_real))
+    return items
+
+
+def _as_index_array(item: Any, length: int, axis: int) -> AnyArray | None:
+    """Return a 1-D int64 index array for list/array items, or None for other items."""
+    if isinstance(item, (list, np.ndarray)) or (
+        hasattr(item, "__array__") and not np.isscalar(item)
+    ):
+        arr = np.asarray(item)
+        if arr.dtype == np.bool_:
+            if arr.ndim != 1 or arr.shape[0] != length:
+                raise IndexError(
+                    f"boolean index of shape {arr.shape} does not match dimension {axis} "
+                    f"of length {length}"
+                )
+            return np.flatnonzero(arr)
+        if arr.size == 0:
+            return np.empty(0, dtype=np.int64)
+        if arr.dtype.kind not in "iu":
+            raise IndexError(
+                f"arrays used as indices must be of integer (or boolean) type, not {arr.dtype}"
+            )
+        if arr.ndim != 1:
+            raise IndexError(
+                f"only 1-D index arrays are supported, got one of shape {arr.shape}"
+            )
+        idx = arr.astype(np.int64)
+        bad = (idx < -length) | (idx >= length)
+        if bad.any():
+            raise IndexError(
+                f"index {int(idx[bad][0])} is out of bounds for axis {axis} with size {length}"
+            )
+        return np.where(idx < 0, idx + length, idx)
+    return None
+
+
+def _int_index(item: Any, length: int, axis: int) -> int:
+    try:
+        value = operator.index(item)
+    except TypeError:
+        raise IndexError(
+            f"only integers, slices (`:`), ellipsis (`...`), numpy.newaxis (`None`) and "
+            f"integer or boolean arrays are valid indices, not {item!r}"
+        ) from None
+    if not -length <= value < length:
+        raise IndexError(f"index {value} is out of bounds for axis {axis} with size {length}")
+    return value + length if value < 0 else value
+
+
+def plan_selection(key: Selection, shape: Shape) -> SelectionPlan:  # noqa: C901
+    """Plan how to read ``dataset[key]`` for a dataset of ``shape``.
+
+    Parameters
+    ----------
+    key : selection
+        Ints, slices (any step), Ellipsis, ``None``, 1-D int or bool arrays (one at most),
+        or a boolean mask with the dataset's full shape.
+    shape : tuple of int
+        The dataset's shape.
+
+    Raises
+    ------
+    IndexError
+        For out-of-bounds ints or indices, malformed keys, or more than one index array.
+    """
+    if isinstance(key, np.ndarray) and key.dtype == np.bool_ and key.ndim > 1:
+        if key.shape != tuple(shape):
+            raise IndexError(
+                f"boolean mask of shape {key.shape} does not match the array shape {shape}"
+            )
+        count = int(key.sum())
+        return SelectionPlan((), tuple(shape), (), None, (count,), count == 0, mask=key)
+    items = _expand(key, len(shape))
+    h5key: list[Any] = []
+    data_shape: list[int] = []
+    result_shape: list[int] = []
+    flips: list[int] = []
+    take: tuple[int, AnyArray] | None = None
+    axis = 0
+    for item in items:
+        if item is None:
+            result_shape.append(1)
+            continue
+        length = shape[axis]
+        if isinstance(item, slice):
+            start, stop, step = item.indices(length)
+            count = len(range(start, stop, step))
+            if step < 0 and count:
+                first = start + (count - 1) * step
+                h5key.append(slice(first, start + 1, -step))
+                flips.append(len(data_shape))
+            elif count:
+                h5key.append(slice(start, stop, step))
+            else:
+                h5key.append(slice(0, 0, 1))
+            data_shape.append(count)
+            result_shape.append(count)
+        else:
+            index = _as_index_array(item, length, axis)
+            if index is None:
+                h5key.append(_int_index(item, length, axis))
+            else:
+                if take is not None:
+                    raise IndexError("only one index array (list or mask) is allowed per selection")
+                unique, inverse = np.unique(index, return_inverse=True)
+                h5key.append(unique)
+                if unique.shape[0] != index.shape[0] or (np.diff(index) < 0).any():
+                    take = (len(data_shape), inverse.reshape(-1))
+                data_shape.append(int(unique.shape[0]))
+                result_shape.append(int(index.shape[0]))
+        axis += 1
+    empty = math.prod(data_shape) == 0 or math.prod(result_shape) == 0
+    return SelectionPlan(
+        tuple(h5key), tuple(data_shape), tuple(flips), take, tuple(result_shape), empty
+    )
+
+
+def finish_read(plan: SelectionPlan, data: AnyArray) -> AnyArray:
+    """Apply a plan's in-memory steps to the data its ``h5key`` read."""
+    if plan.mask is not None:
+        return data[plan.mask]
+    data = data.reshape(plan.shape)
+    if plan.flip_axes:
+        data = np.flip(data, axis=plan.flip_axes)
+    if plan.take is not None:
+        data = np.take(data, plan.take[1], axis=plan.take[0])
+    return data.reshape(plan.result_shape)
+
+
+def prepare_write(plan: SelectionPlan, value: AnyArray) -> AnyArray:
+    """Broadcast ``value`` to the selection and reorder it to match ``plan.h5key``.
+
+    With repeated indices the last value given for an index wins, as in NumPy.
+    """
+    value = np.broadcast_to(value, plan.result_shape).reshape(
+        _without_new_axes(plan)
+    )
+    if plan.take is not None:
+        axis, inverse = plan.take
+        # The last occurrence of each unique index wins (NumPy's assignment order).
+        last = np.zeros(plan.shape[axis], dtype=np.int64)
+        last[inverse] = np.arange(inverse.shape[0])
+        value = np.take(value, last, axis=axis)
+    if plan.flip_axes:
+        value = np.flip(value, axis=plan.flip_axes)
+    return np.ascontiguousarray(value)
+
+
+def _without_new_axes(plan: SelectionPlan) -> Shape:
+    """The selection's shape with the ``take`` axis at its requested length."""
+    shape = list(plan.shape)
+    if plan.take is not None:
+        shape[plan.take[0]] = plan.take[1].shape[0]
+    return tuple(shape)

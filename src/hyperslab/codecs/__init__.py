@@ -1,0 +1,1 @@
+"""codecs layer (see DESIGN.md)."""

@@ -1,0 +1,110 @@
+"""Exceptions and warnings of hyperslab, with PyTables' names.
+
+Every exception is both ours and a builtin where PyTables makes it so, so that callers can
+catch either (``NoSuchNodeError`` is a ``LookupError``).  h5py's builtin errors are
+translated into these at the storage boundary, once.
+"""
+
+from __future__ import annotations
+
+
+class HDF5ExtError(RuntimeError):
+    """A problem reported by the HDF5 library (PyTables' name)."""
+
+
+class ClosedNodeError(ValueError):
+    """An operation was attempted on a closed (or removed) node."""
+
+
+class ClosedFileError(ValueError):
+    """An operation was attempted on a closed file."""
+
+
+class FileModeError(ValueError):
+    """The file mode does not allow the requested operation (e.g. writing in mode 'r')."""
+
+
+class NodeError(AttributeError, LookupError):
+    """Invalid hierarchy manipulation: a name clash, a bad parent, and so on."""
+
+
+class NoSuchNodeError(NodeError):
+    """The requested node does not exist (also an ``AttributeError`` and ``LookupError``)."""
+
+
+class UndoRedoError(Exception):
+    """Problems with the undo/redo mechanism (kept for PyTables compatibility)."""
+
+
+class FiltersError(ValueError):
+    """An invalid filter specification, or a filter this installation cannot apply."""
+
+
+class FilterNotAvailableError(FiltersError, OSError):
+    """The dataset uses an HDF5 filter that no installed plugin provides (e.g. LZO)."""
+
+
+class ChunkError(ValueError):
+    """Base class of the direct-chunking errors."""
+
+
+class NotChunkedError(ChunkError):
+    """The dataset is contiguous, so it has no chunks."""
+
+
+class NotChunkAlignedError(ChunkError):
+    """The coordinates are not the start of a chunk."""
+
+
+class NoSuchChunkError(ChunkError, KeyError):
+    """The chunk was never written."""
+
+
+# ----------------------------------------------------------------------------- warnings
+
+
+class NaturalNameWarning(Warning):
+    """A node or attribute name is not usable with natural naming."""
+
+
+class PerformanceWarning(Warning):
+    """Something will work, but slowly (e.g. the node cache grew past its hint)."""
+
+
+class FlavorWarning(Warning):
+    """An unsupported flavor was requested; NumPy is used instead."""
+
+
+class FiltersWarning(Warning):
+    """A filter request was changed (e.g. an unavailable complib replaced by zlib)."""
+
+
+class DataTypeWarning(Warning):
+    """A data type was converted, or is not fully supported."""
+
+
+class UnclosedFileWarning(Warning):
+    """A file was left open when the interpreter exited."""
+
+
+__all__ = [
+    "ChunkError",
+    "ClosedFileError",
+    "ClosedNodeError",
+    "DataTypeWarning",
+    "FileModeError",
+    "FilterNotAvailableError",
+    "FiltersError",
+    "FiltersWarning",
+    "FlavorWarning",
+    "HDF5ExtError",
+    "NaturalNameWarning",
+    "NoSuchChunkError",
+    "NoSuchNodeError",
+    "NodeError",
+    "NotChunkAlignedError",
+    "NotChunkedError",
+    "PerformanceWarning",
+    "UnclosedFileWarning",
+    "UndoRedoError",
+]

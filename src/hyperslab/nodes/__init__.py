@@ -1,0 +1,1 @@
+"""Nodes layer: what users see (File, Group, leaves, attributes, atoms, the node cache)."""

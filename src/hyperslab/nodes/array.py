@@ -1,0 +1,154 @@
+"""Array (contiguous), CArray (chunked, fixed shape), EArray (chunked, extendable)."""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+import numpy as np
+
+from hyperslab.errors import HDF5ExtError
+from hyperslab.nodes.leaf import Leaf
+from hyperslab.storage import attributes as raw
+
+
+class Array(Leaf):
+    """A homogeneous array stored contiguously (no chunks, no compression).
+
+    Examples
+    --------
+    >>> import hyperslab, numpy as np, tempfile, os
+    >>> path = os.path.join(tempfile.mkdtemp(), "array.h5")
+    >>> with hyperslab.open_file(path, "w") as f:
+    ...     arr = f.create_array("/", "a", np.arange(10), title="ten ints")
+    ...     print(arr[2:8:3], arr.shape, arr.title)
+    [2 5] (10,) ten ints
+    """
+
+    _c_classid: ClassVar[str] = "ARRAY"
+    _c_version: ClassVar[str] = "2.4"
+
+
+class CArray(Array):
+    """A chunked array of fixed shape, compressed with any :class:`Filters`."""
+
+    _c_classid: ClassVar[str] = "CARRAY"
+    _c_version: ClassVar[str] = "1.1"
+
+
+class EArray(CArray):
+    """A chunked array that grows along one dimension with :meth:`append`.
+
+    Examples
+    --------
+    >>> import hyperslab, numpy as np, tempfile, os
+    >>> path = os.path.join(tempfile.mkdtemp(), "earray.h5")
+    >>> with hyperslab.open_file(path, "w") as f:
+    ...     ea = f.create_earray("/", "e", hyperslab.Int32Atom(), shape=(0, 2))
+    ...     ea.append(np.ones((3, 2), dtype="i4"))
+    ...     ea.append([[5, 6]])
+    ...     print(ea.nrows, ea[-1])
+    4 [5 6]
+    """
+
+    _c_classid: ClassVar[str] = "EARRAY"
+    _c_version: ClassVar[str] = "1.1"
+
+    @property
+    def extdim(self) -> int:
+        """The extendable dimension (``EXTDIM``, or the first unlimited one)."""
+        if raw.has_attribute(self._h5id, "EXTDIM"):
+            return int(raw.read_attribute(self._h5id, "EXTDIM"))
+        maxshape = self._dataset.maxshape
+        return next((i for i, m in enumerate(maxshape) if m is None), 0)
+
+    @property
+    def maindim(self) -> int:
+        """The dimension rows are counted along: the extendable one."""
+        return self.extdim
+
+    def append(self, sequence: Any) -> None:
+        """Append rows along the extendable dimension.
+
+        Parameters
+        ----------
+        sequence : array_like
+            Data of the EArray's rank whose shape equals the EArray's in every dimension
+            but the extendable one.
+
+        Raises
+        ------
+        ValueError
+            If the rank or the shape of ``sequence`` does not fit, or it cannot be converted
+            to the EArray's dtype.  The EArray is left unchanged.
+        """
+        self._file._check_writable()
+        dtype = self._dataset.dtype
+        try:
+            data = np.asarray(self._quantized(sequence), dtype=dtype)
+        except (ValueError, TypeError) as exc:
+            raise ValueError(
+                f"cannot append {sequence!r:.80} to {self._path}: not convertible to {dtype}: {exc}"
+            ) from exc
+        shape = self.shape
+        extdim = self.extdim
+        if data.ndim != len(shape):
+            raise ValueError(
+                f"the rank of the appended object ({data.ndim}) differs from the rank of "
+                f"{self._path} ({len(shape)}); shapes {data.shape} and {shape}"
+            )
+        expected = list(shape)
+        expected[extdim] = data.shape[extdim]
+        if tuple(expected) != data.shape:
+            raise ValueError(
+                f"the shape of the appended object {data.shape} differs from the shape of "
+                f"{self._path} {shape} in a dimension other than the extendable one ({extdim})"
+            )
+        added = data.shape[extdim]
+        if added == 0:
+            return
+        old = shape[extdim]
+        new_shape = list(shape)
+        new_shape[extdim] = old + added
+        self._dataset.resize(tuple(new_shape))
+        key: list[Any] = [slice(None)] * len(shape)
+        key[extdim] = slice(old, old + added)
+        try:
+            self._dataset.write(tuple(key), np.ascontiguousarray(data))
+        except HDF5ExtError:
+            self._dataset.resize(tuple(shape))
+            raise
+
+    def truncate(self, size: int) -> None:
+        """Grow or shrink the EArray to ``size`` rows along the extendable dimension.
+
+        New rows hold the fill value (the atom's default).
+
+        Raises
+        ------
+        ValueError
+            If ``size`` is negative.
+        """
+        self._file._check_writable()
+        size = int(size)
+        if size < 0:
+            raise ValueError(f"truncate size must be non-negative, not {size}")
+        shape = list(self.shape)
+        shape[self.extdim] = size
+        self._dataset.resize(tuple(shape))
+
+
+class UnImplemented(Leaf):
+    """A dataset hyperslab cannot represent yet; its attributes are available."""
+
+    _c_classid: ClassVar[str] = "UNIMPLEMENTED"
+
+    def __getitem__(self, key: Any) -> Any:
+        raise NotImplementedError(
+            f"reading {self._path} is not supported: its kind of dataset "
+            f"(CLASS={raw.read_string_attribute(self._h5id, 'CLASS')!r}) is not implemented"
+        )
+
+    def read(self, start: int | None = None, stop: int | None = None,
+             step: int | None = None, out: Any = None) -> Any:
+        """Not supported; raises NotImplementedError naming the node."""
+        return self[()]

@@ -1,0 +1,132 @@
+"""Copying nodes: whole subtrees with HDF5's object copy, leaves with new settings."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from hyperslab.errors import NodeError
+from hyperslab.nodes.array import Array, CArray, EArray
+from hyperslab.nodes.attributeset import NOT_COPIED_ATTRS
+from hyperslab.nodes.group import GROUP_MEMBERS, Group
+from hyperslab.nodes.leaf import Leaf
+from hyperslab.nodes.naming import check_name, is_under, join_path
+from hyperslab.nodes.node import Node
+from hyperslab.storage import attributes as raw
+from hyperslab.storage import tree
+
+if TYPE_CHECKING:
+    from hyperslab.nodes.file import File
+
+_LEAF_OPTIONS = frozenset(
+    {"title", "filters", "chunkshape", "start", "stop", "step", "copyuserattrs", "stats",
+     "expectedrows", "byteorder"}
+)
+
+
+def copy_node(
+    file: File,
+    where: Node | str,
+    newparent: Node | str | None,
+    newname: str | None,
+    name: str | None,
+    *,
+    overwrite: bool,
+    recursive: bool,
+    createparents: bool,
+    **kwargs: Any,
+) -> Node:
+    """Copy a node; see :meth:`hyperslab.nodes.file.File.copy_node`.
+
+    Raises
+    ------
+    NodeError
+        On a name clash without ``overwrite``, or copying a group into itself recursively.
+    TypeError
+        For an unknown copy option.
+    """
+    node = file.get_node(where, name)
+    unknown = set(kwargs) - _LEAF_OPTIONS
+    if unknown:
+        raise TypeError(f"copy_node() got unknown options: {', '.join(sorted(unknown))}")
+    target = (node.parent if node._path != "/" else file.root) if newparent is None else (
+        file._parent_for_new(newparent, createparents)
+    )
+    file._check_writable()
+    newname = node.name if newname is None else newname
+    check_name(newname, reserved=GROUP_MEMBERS)
+    newpath = join_path(target._path, newname)
+    if newpath == node._path:
+        raise NodeError(f"can not copy node ``{node._path}`` onto itself")
+    if isinstance(node, Group) and recursive and is_under(target._path, node._path):
+        raise NodeError(f"can not copy group ``{node._path}`` recursively into itself")
+    if newname in target:
+        if not overwrite:
+            raise NodeError(
+                f"destination group ``{target._path}`` already has a node named "
+                f"``{newname}``; set `overwrite` to replace it"
+            )
+        file.remove_node(target, newname, recursive=True)
+    if isinstance(node, Group):
+        _copy_group(file, node, target, newname, recursive=recursive, title=kwargs.get("title"))
+    elif isinstance(node, Leaf) and (set(kwargs) - {"copyuserattrs"} or
+                                     kwargs.get("copyuserattrs") is False):
+        _copy_leaf_with_options(file, node, target, newname, **kwargs)
+    else:
+        tree.copy_object(node.parent._h5id, node.name, target._h5id, newname)
+        target._child_added(newname, node._kind)
+    return file._load_child(target, newname)
+
+
+def _copy_group(
+    file: File, group: Group, target: Group, newname: str, *, recursive: bool, title: Any
+) -> None:
+    if recursive and group._path != "/":
+        tree.copy_object(group.parent._h5id, group.name, target._h5id, newname)
+        target._child_added(newname, group._kind)
+    else:
+        new = file._new_group(target, newname, group.title, None)
+        names = [n for n in raw.attribute_names(group._h5id) if n not in NOT_COPIED_ATTRS]
+        raw.copy_attributes(group._h5id, new._h5id, names)
+        if raw.has_attribute(group._h5id, "FILTERS"):
+            raw.copy_attributes(group._h5id, new._h5id, ["FILTERS"])
+        if recursive:
+            for child in group.iter_nodes():
+                copy_node(file, child, new, None, None, overwrite=False, recursive=True,
+                          createparents=False)
+    if title is not None:
+        file._load_child(target, newname).title = title
+
+
+def _copy_leaf_with_options(
+    file: File, leaf: Leaf, target: Group, newname: str, **kwargs: Any
+) -> None:
+    """Copy a leaf row range into a new leaf with new title, filters or chunkshape."""
+    start, stop, step = kwargs.get("start"), kwargs.get("stop"), kwargs.get("step")
+    title = kwargs.get("title", leaf.title)
+    data = leaf.read(start, stop, step) if leaf.shape != () else leaf.read()
+    if isinstance(leaf, EArray):
+        shape = list(leaf.shape)
+        shape[leaf.extdim] = 0
+        new: Leaf = file.create_earray(
+            target, newname, atom=leaf.atom, shape=tuple(shape), title=title,
+            filters=kwargs.get("filters", leaf.filters),
+            expectedrows=kwargs.get("expectedrows", max(leaf.nrows, 1)),
+            chunkshape=kwargs.get("chunkshape"), byteorder=kwargs.get("byteorder"),
+        )
+        new.append(data)  # type: ignore[attr-defined]
+    elif isinstance(leaf, CArray):
+        new = file.create_carray(
+            target, newname, atom=leaf.atom, shape=data.shape, title=title,
+            filters=kwargs.get("filters", leaf.filters), chunkshape=kwargs.get("chunkshape"),
+            byteorder=kwargs.get("byteorder"),
+        )
+        new[...] = data
+    elif isinstance(leaf, Array):
+        new = file.create_array(target, newname, obj=data, title=title,
+                                byteorder=kwargs.get("byteorder"))
+    else:
+        raise NodeError(f"copying {type(leaf).__name__} node ``{leaf._path}`` with options "
+                        f"is not supported")
+    if kwargs.get("copyuserattrs", True):
+        names = [n for n in leaf.attrs._v_attrnamesuser]
+        raw.copy_attributes(leaf._h5id, new._h5id, names)

@@ -1,0 +1,697 @@
+"""The File: opening, the object tree, and every hierarchy operation."""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Iterator
+from typing import Any
+
+from hyperslab import parameters
+from hyperslab.codecs.filters import Filters
+from hyperslab.errors import ClosedFileError, FileModeError, NodeError, NoSuchNodeError
+from hyperslab.nodes import create
+from hyperslab.nodes.array import Array, CArray, EArray
+from hyperslab.nodes.atom import Atom
+from hyperslab.nodes.group import GROUP_MEMBERS, Group, RootGroup
+from hyperslab.nodes.link import ExternalLink, SoftLink, Unknown
+from hyperslab.nodes.naming import (
+    check_name,
+    is_hidden_path,
+    is_under,
+    join_path,
+    normalize_path,
+    split_path,
+)
+from hyperslab.nodes.node import Node
+from hyperslab.nodes.nodecache import NodeCache
+from hyperslab.nodes.registry import class_by_name, leaf_class
+from hyperslab.options import FileOptions
+from hyperslab.storage import attributes as raw
+from hyperslab.storage import h5file, tree
+from hyperslab.storage.tree import Kind
+
+FORMAT_VERSION = "2.1"
+"""PyTables' file format version written in the root group."""
+
+
+def open_file(
+    filename: str | os.PathLike[str],
+    mode: str = "r",
+    title: str = "",
+    root_uep: str = "/",
+    filters: Filters | None = None,
+    node_cache_slots: int | None = None,
+    **params: Any,
+) -> File:
+    """Open an HDF5 file and return a :class:`File`.
+
+    Parameters
+    ----------
+    filename : str or os.PathLike
+        The file to open.
+    mode : {'r', 'r+', 'a', 'w'}
+        Read-only; read/write an existing file; read/write creating it if needed; create,
+        truncating an existing file.
+    title : str
+        The title of the root group of a new file.
+    root_uep : str
+        The group shown as ``root`` (the User Entry Point).
+    filters : Filters, optional
+        Default filters of a new file (inherited by the leaves created in it).
+    node_cache_slots : int, optional
+        Node cache size for this file (default ``hyperslab.parameters.NODE_CACHE_SLOTS``).
+    **params
+        Any name of :mod:`hyperslab.parameters`, for this file only.
+
+    Returns
+    -------
+    File
+        The open file; use it as a context manager to close it.
+
+    Examples
+    --------
+    >>> import hyperslab, tempfile, os
+    >>> path = os.path.join(tempfile.mkdtemp(), "example.h5")
+    >>> with hyperslab.open_file(path, "w", title="demo") as f:
+    ...     g = f.create_group("/", "detector", "Detector data")
+    ...     print(f.root.detector)
+    /detector (Group) 'Detector data'
+    """
+    return File(filename, mode, title, root_uep, filters, node_cache_slots, **params)
+
+
+class File:
+    """An open HDF5 file and its object tree (create it with :func:`open_file`)."""
+
+    def __init__(
+        self,
+        filename: str | os.PathLike[str],
+        mode: str = "r",
+        title: str = "",
+        root_uep: str = "/",
+        filters: Filters | None = None,
+        node_cache_slots: int | None = None,
+        **params: Any,
+    ) -> None:
+        overrides = dict(params)
+        if node_cache_slots is not None:
+            overrides["node_cache_slots"] = node_cache_slots
+        self._options = FileOptions.from_defaults(vars(parameters), overrides)
+        self.filename = os.fspath(filename)
+        self.mode = mode
+        self.root_uep = normalize_path(root_uep)
+        if filters is not None and not isinstance(filters, Filters):
+            raise TypeError(f"filters must be a Filters instance or None, not {filters!r}")
+        existed = os.path.exists(self.filename)
+        options = self._options
+        self._h5 = h5file.open_h5(
+            self.filename,
+            mode,
+            chunk_cache_size=options.chunk_cache_size,
+            chunk_cache_nelmts=options.chunk_cache_nelmts,
+            chunk_cache_preempt=options.chunk_cache_preempt,
+        )
+        self._isopen = True
+        self._cache = NodeCache(options.node_cache_slots)
+        try:
+            root_id = h5file.root_group(self._h5, self.root_uep)
+        except KeyError:
+            self._h5.close()
+            self._isopen = False
+            raise NoSuchNodeError(
+                f"the root User Entry Point ``{self.root_uep}`` does not exist in "
+                f"``{self.filename}``"
+            ) from None
+        self.root = RootGroup(self, "/", root_id)
+        if mode == "w" or (mode == "a" and not existed):
+            self._init_root(title, filters)
+
+    def _init_root(self, title: str, filters: Filters | None) -> None:
+        h5id = self.root._h5id
+        if self._options.pytables_sys_attrs:
+            raw.write_sys_string(h5id, "TITLE", title)
+            raw.write_sys_string(h5id, "CLASS", "GROUP")
+            raw.write_sys_string(h5id, "VERSION", "1.0")
+            raw.write_sys_string(h5id, "PYTABLES_FORMAT_VERSION", FORMAT_VERSION)
+        if filters is not None and filters != Filters():
+            raw.write_int_attribute(h5id, "FILTERS", filters._pack(), "int64")
+
+    # ------------------------------------------------------------------ state
+    @property
+    def isopen(self) -> bool:
+        """Whether the file is open."""
+        return self._isopen
+
+    @property
+    def title(self) -> str:
+        """The title of the root group."""
+        return self.root.title
+
+    @title.setter
+    def title(self, value: str) -> None:
+        self.root.title = value
+
+    @property
+    def filters(self) -> Filters:
+        """Default filters of the file (the root group's)."""
+        return self.root.filters
+
+    @filters.setter
+    def filters(self, value: Filters) -> None:
+        self.root.filters = value
+
+    @property
+    def format_version(self) -> str | None:
+        """PyTables' format version of the file (None if not written by PyTables' rules)."""
+        return raw.read_string_attribute(self.root._h5id, "PYTABLES_FORMAT_VERSION")
+
+    @property
+    def node_cache_slots(self) -> int:
+        """The node cache size of this file."""
+        return self._cache.slots
+
+    @property
+    def params(self) -> FileOptions:
+        """The frozen settings of this file."""
+        return self._options
+
+    def _check_open(self) -> None:
+        if not self._isopen:
+            raise ClosedFileError("the file object is closed")
+
+    def _check_writable(self) -> None:
+        self._check_open()
+        if self.mode == "r":
+            raise FileModeError(
+                f"the file ``{self.filename}`` is not writable (opened in mode 'r')"
+            )
+
+    # ------------------------------------------------------------------ loading nodes
+    def _class_by_name(self, classname: str | None) -> type[Node] | None:
+        return class_by_name(classname)
+
+    def _load_child(self, group: Group, name: str) -> Node:
+        """Return the child ``name`` of ``group``, from the cache or freshly loaded."""
+        path = join_path(group._path, name)
+        node = self._cache.get(path)
+        if node is not None:
+            return node  # type: ignore[return-value]
+        gid = group._h5id
+        links = group._links
+        if links is not None:
+            if name not in links:
+                raise NoSuchNodeError(
+                    f"group ``{group._path}`` does not have a child named ``{name}``"
+                )
+            link_kind = links[name]
+        else:
+            link_kind = tree.link_kind(gid, name)
+            if link_kind is Kind.UNKNOWN:
+                raise NoSuchNodeError(
+                    f"group ``{group._path}`` does not have a child named ``{name}``"
+                )
+        node = self._make_node(gid, name, path, link_kind)
+        group._kinds[name] = node._kind
+        self._cache.add(node)
+        return node
+
+    def _make_node(self, gid: Any, name: str, path: str, link_kind: Kind | None) -> Node:
+        if link_kind is Kind.SOFTLINK:
+            return SoftLink(self, path, gid)
+        if link_kind is Kind.EXTLINK:
+            return ExternalLink(self, path, gid)
+        try:
+            h5id = tree.open_child(gid, name)
+        except KeyError:
+            return Unknown(self, path, None)
+        kind = tree.kind_of_id(h5id)
+        if kind is Kind.GROUP:
+            return Group(self, path, h5id)
+        if kind is Kind.DATASET:
+            return leaf_class(h5id)(self, path, h5id)
+        return Unknown(self, path, h5id)
+
+    def _load_node(self, path: str) -> Node:
+        if path == "/":
+            return self.root
+        node = self._cache.get(path)
+        if node is not None:
+            return node  # type: ignore[return-value]
+        parent_path, name = split_path(path)
+        return self._load_child(self._get_group(parent_path), name)
+
+    def _get_group(self, path: str) -> Group:
+        node = self._load_node(path)
+        if not isinstance(node, Group):
+            raise NoSuchNodeError(f"``{path}`` is a {type(node).__name__}, not a group")
+        return node
+
+    def _forget_node(self, node: Node) -> None:
+        if self._cache.get(node._path) is node:
+            self._cache.drop_one(node._path)
+
+    def get_node(
+        self, where: Node | str, name: str | None = None, classname: str | None = None
+    ) -> Node:
+        """Return the node at ``where`` (a path or a node), or its child ``name``.
+
+        Parameters
+        ----------
+        where : str or Node
+            An absolute path (``'/a/b'``) or a node of this file.
+        name : str, optional
+            A child of ``where`` to return instead.
+        classname : str, optional
+            Require the node to be of this class (PyTables' class names).
+
+        Raises
+        ------
+        NoSuchNodeError
+            If there is no node there.
+        TypeError
+            If the node is not of class ``classname``.
+        """
+        self._check_open()
+        if isinstance(where, Node):
+            if where._file is not self:
+                raise NodeError(f"node ``{where._path}`` does not belong to file {self.filename}")
+            if not where.isopen:
+                raise NoSuchNodeError(f"node ``{where._path}`` is closed or was removed")
+            path = where._path
+        else:
+            path = normalize_path(where)
+        if name is not None:
+            path = join_path(path, check_name(name)) if path != "/" else "/" + name
+        try:
+            node = self._load_node(path)
+        except NoSuchNodeError:
+            raise NoSuchNodeError(f"group ``{split_path(path)[0]}`` does not have a child "
+                                  f"named ``{split_path(path)[1]}``") from None
+        cls = class_by_name(classname)
+        if cls is not None and not isinstance(node, cls):
+            raise TypeError(
+                f"could not find a ``{classname}`` node at ``{path}``; instead, a "
+                f"``{type(node).__name__}`` node has been found there"
+            )
+        return node
+
+    def __contains__(self, path: object) -> bool:
+        """Whether a node exists at ``path``."""
+        if not isinstance(path, str):
+            return False
+        try:
+            self.get_node(path)
+        except NoSuchNodeError:
+            return False
+        return True
+
+    def is_visible_node(self, path: str) -> bool:
+        """Whether the node at ``path`` is visible (not hidden, nor below a hidden group)."""
+        return not is_hidden_path(self.get_node(path)._path)
+
+    # ------------------------------------------------------------------ walking
+    def iter_nodes(self, where: Node | str, classname: str | None = None) -> Iterator[Node]:
+        """Iterate over the children of group ``where`` (of class ``classname``)."""
+        return self._as_group(where).iter_nodes(classname)
+
+    def list_nodes(self, where: Node | str, classname: str | None = None) -> list[Node]:
+        """Return the children of group ``where`` (of class ``classname``) in name order."""
+        return list(self.iter_nodes(where, classname))
+
+    def walk_groups(self, where: Node | str = "/") -> Iterator[Group]:
+        """Iterate over group ``where`` and every visible group below it."""
+        return self._as_group(where).walk_groups()
+
+    def walk_nodes(self, where: Node | str = "/", classname: str | None = None) -> Iterator[Node]:
+        """Iterate over every visible node from ``where`` down (of class ``classname``).
+
+        As in PyTables, with no ``classname`` the start node comes first, then each group
+        reached by :meth:`walk_groups` is followed by its children in name order.
+        """
+        start = self.get_node(where)
+        class_by_name(classname)
+        if not isinstance(start, Group):
+            if classname is None or isinstance(start, class_by_name(classname) or Node):
+                yield start
+            return
+        if classname is None or classname == "Node":
+            yield start
+            for group in start.walk_groups():
+                yield from group.iter_nodes()
+        else:
+            yield from start.walk_nodes(classname)
+
+    def __iter__(self) -> Iterator[Node]:
+        """Iterate over every visible node of the file."""
+        return self.walk_nodes("/")
+
+    def _as_group(self, where: Node | str) -> Group:
+        node = self.get_node(where)
+        if not isinstance(node, Group):
+            raise TypeError(f"node ``{node._path}`` is not a group")
+        return node
+
+    # ------------------------------------------------------------------ creating
+    def _parent_for_new(self, where: Node | str, createparents: bool) -> Group:
+        self._check_writable()
+        if isinstance(where, Node) or not createparents:
+            return self._as_group(where)
+        path = normalize_path(where)
+        group: Group = self.root
+        for part in [p for p in path.split("/") if p]:
+            if part in group:
+                group = self._as_group(join_path(group._path, part))
+            else:
+                group = self._new_group(group, part, "", None)
+        return group
+
+    def _check_new_name(self, parent: Group, name: str) -> str:
+        check_name(name, reserved=GROUP_MEMBERS)
+        if name in parent:
+            raise NodeError(
+                f"group ``{parent._path}`` already has a child node named ``{name}``"
+            )
+        return name
+
+    def _new_group(self, parent: Group, name: str, title: str, filters: Filters | None) -> Group:
+        self._check_new_name(parent, name)
+        gid = tree.create_group(parent._h5id, name)
+        if self._options.pytables_sys_attrs:
+            raw.write_sys_string(gid, "CLASS", "GROUP")
+            raw.write_sys_string(gid, "VERSION", "1.0")
+            raw.write_sys_string(gid, "TITLE", title)
+        inherited = filters if filters is not None else parent.filters
+        if inherited != Filters():
+            raw.write_int_attribute(gid, "FILTERS", inherited._pack(), "int64")
+        parent._child_added(name, Kind.GROUP)
+        return self._load_child(parent, name)  # type: ignore[return-value]
+
+    def create_group(
+        self,
+        where: Node | str,
+        name: str,
+        title: str = "",
+        filters: Filters | None = None,
+        createparents: bool = False,
+    ) -> Group:
+        """Create a group ``name`` in ``where`` and return it.
+
+        Raises
+        ------
+        NodeError
+            If ``where`` already has a child ``name``.
+        FileModeError
+            If the file is read-only.
+        """
+        parent = self._parent_for_new(where, createparents)
+        return self._new_group(parent, name, title, filters)
+
+    def _finish_leaf(self, parent: Group, name: str) -> Node:
+        parent._child_added(name, Kind.DATASET)
+        return self._load_child(parent, name)
+
+    def create_array(
+        self,
+        where: Node | str,
+        name: str,
+        obj: Any = None,
+        title: str = "",
+        byteorder: str | None = None,
+        createparents: bool = False,
+        atom: Atom | None = None,
+        shape: Any = None,
+        track_times: bool = True,
+    ) -> Array:
+        """Create a contiguous :class:`Array` holding ``obj`` (or ``atom`` x ``shape``).
+
+        Raises
+        ------
+        TypeError
+            If neither ``obj`` nor both ``atom`` and ``shape`` are given, or ``obj`` cannot
+            be stored.
+        """
+        parent = self._parent_for_new(where, createparents)
+        self._check_new_name(parent, name)
+        if obj is None:
+            if atom is None or shape is None:
+                raise TypeError("if the obj parameter is not specified, atom and shape "
+                                "parameters must be")
+            data, flavor = create.as_data(create.filled(atom, shape), atom)
+            flavor_attr: str | None = None
+        else:
+            data, flavor = create.as_data(obj, atom)
+            flavor_attr = flavor
+        data = data.astype(create.with_byteorder(data.dtype, byteorder), copy=False)
+        dataset = create.create_array_dataset(
+            parent._h5id, name, data, track_times=track_times
+        )
+        if self._options.pytables_sys_attrs:
+            create.write_leaf_sys_attrs(dataset.dsid, Array._c_classid, Array._c_version,
+                                        title, flavor=flavor_attr)
+        return self._finish_leaf(parent, name)  # type: ignore[return-value]
+
+    def create_carray(
+        self,
+        where: Node | str,
+        name: str,
+        atom: Atom | None = None,
+        shape: Any = None,
+        title: str = "",
+        filters: Filters | None = None,
+        chunkshape: Any = None,
+        byteorder: str | None = None,
+        createparents: bool = False,
+        obj: Any = None,
+        track_times: bool = True,
+    ) -> CArray:
+        """Create a chunked, fixed-shape :class:`CArray`, filled from ``obj`` if given.
+
+        Raises
+        ------
+        TypeError
+            If neither ``obj`` nor ``atom`` and ``shape`` are given.
+        ValueError
+            If ``obj`` disagrees with ``atom``/``shape``, or ``chunkshape`` is invalid.
+        """
+        parent = self._parent_for_new(where, createparents)
+        self._check_new_name(parent, name)
+        atom, shape, data = create.resolve_atom_shape(atom, shape, obj, extendable=False)
+        filters = filters if filters is not None else parent.filters
+        chunks = create.chunked_layout(shape, atom, filters, maindim=0,
+                                       expectedrows=shape[0] if shape else 1,
+                                       chunkshape=chunkshape, classname="CARRAY")
+        dataset = create.create_chunked_dataset(
+            parent._h5id, name, shape=shape, atom=atom, filters=filters, chunkshape=chunks,
+            extdim=None, byteorder=byteorder, track_times=track_times,
+        )
+        if self._options.pytables_sys_attrs:
+            create.write_leaf_sys_attrs(dataset.dsid, CArray._c_classid, CArray._c_version,
+                                        title)
+        node: CArray = self._finish_leaf(parent, name)  # type: ignore[assignment]
+        node._lsd = filters.least_significant_digit
+        if data is not None:
+            node[...] = data
+        return node
+
+    def create_earray(
+        self,
+        where: Node | str,
+        name: str,
+        atom: Atom | None = None,
+        shape: Any = None,
+        title: str = "",
+        filters: Filters | None = None,
+        expectedrows: int | None = None,
+        chunkshape: Any = None,
+        byteorder: str | None = None,
+        createparents: bool = False,
+        obj: Any = None,
+        track_times: bool = True,
+    ) -> EArray:
+        """Create an extendable :class:`EArray` (one dimension of ``shape`` must be 0).
+
+        Raises
+        ------
+        ValueError
+            If ``shape`` has no zero dimension or more than one.
+        """
+        parent = self._parent_for_new(where, createparents)
+        self._check_new_name(parent, name)
+        atom, shape, data = create.resolve_atom_shape(atom, shape, obj, extendable=True)
+        extdim = create.extendable_dim(shape)
+        if expectedrows is None:
+            expectedrows = self._options.expected_rows_earray
+        filters = filters if filters is not None else parent.filters
+        chunks = create.chunked_layout(shape, atom, filters, maindim=extdim,
+                                       expectedrows=int(expectedrows), chunkshape=chunkshape,
+                                       classname="EARRAY")
+        dataset = create.create_chunked_dataset(
+            parent._h5id, name, shape=shape, atom=atom, filters=filters, chunkshape=chunks,
+            extdim=extdim, byteorder=byteorder, track_times=track_times,
+        )
+        if self._options.pytables_sys_attrs:
+            create.write_leaf_sys_attrs(dataset.dsid, EArray._c_classid, EArray._c_version,
+                                        title, extdim=extdim)
+        node: EArray = self._finish_leaf(parent, name)  # type: ignore[assignment]
+        node._lsd = filters.least_significant_digit
+        if data is not None:
+            node.append(data)
+        return node
+
+    # ------------------------------------------------------------------ changing the tree
+    def remove_node(
+        self, where: Node | str, name: str | None = None, recursive: bool = False
+    ) -> None:
+        """Remove a node (a non-empty group only with ``recursive=True``).
+
+        Raises
+        ------
+        NodeError
+            For the root group, or a non-empty group without ``recursive``.
+        """
+        self._check_writable()
+        node = self.get_node(where, name)
+        if node._path == "/":
+            raise NodeError("the root group can not be removed")
+        if isinstance(node, Group) and len(node._link_table()) and not recursive:
+            raise NodeError(
+                f"group ``{node._path}`` has child nodes; please set `recursive` to true "
+                f"to remove it"
+            )
+        parent = node.parent
+        tree.delete_link(parent._h5id, node.name)
+        parent._child_removed(node.name)
+        for gone in self._cache.drop(node._path):
+            gone._isopen = False  # type: ignore[attr-defined]
+
+    def rename_node(
+        self, where: Node | str, newname: str, name: str | None = None, overwrite: bool = False
+    ) -> None:
+        """Rename a node in its group."""
+        self.move_node(where, None, newname, name, overwrite=overwrite)
+
+    def move_node(
+        self,
+        where: Node | str,
+        newparent: Node | str | None = None,
+        newname: str | None = None,
+        name: str | None = None,
+        overwrite: bool = False,
+        createparents: bool = False,
+    ) -> None:
+        """Move a node to ``newparent`` (default: its parent) as ``newname``.
+
+        Raises
+        ------
+        NodeError
+            For the root group, a name clash without ``overwrite``, or a move into the
+            node's own subtree.
+        """
+        self._check_writable()
+        node = self.get_node(where, name)
+        if node._path == "/":
+            raise NodeError("the root group can not be moved or renamed")
+        old_parent = node.parent
+        if newparent is None:
+            target = old_parent
+        else:
+            target = self._parent_for_new(newparent, createparents)
+        newname = node.name if newname is None else newname
+        newpath = join_path(target._path, newname)
+        if newpath == node._path:
+            return
+        if is_under(target._path, node._path):
+            raise NodeError(f"can not move node ``{node._path}`` into itself (``{newpath}``)")
+        check_name(newname, reserved=GROUP_MEMBERS)
+        if newname in target:
+            if not overwrite:
+                raise NodeError(
+                    f"destination group ``{target._path}`` already has a node named "
+                    f"``{newname}``; set `overwrite` to replace it"
+                )
+            self.remove_node(target, newname, recursive=True)
+        tree.move_link(old_parent._h5id, node.name, target._h5id, newname)
+        old_parent._child_removed(node.name)
+        target._child_added(newname, node._kind)
+        self._cache.repath(node._path, newpath)
+
+    def copy_node(
+        self,
+        where: Node | str,
+        newparent: Node | str | None = None,
+        newname: str | None = None,
+        name: str | None = None,
+        overwrite: bool = False,
+        recursive: bool = False,
+        createparents: bool = False,
+        **kwargs: Any,
+    ) -> Node:
+        """Copy a node (a group's subtree too with ``recursive``) and return the copy.
+
+        Leaves accept PyTables' copy options in ``kwargs``: ``title``, ``filters``,
+        ``chunkshape``, ``start``, ``stop``, ``step``, ``copyuserattrs`` (default True).
+        """
+        from hyperslab.nodes.copying import copy_node
+
+        return copy_node(self, where, newparent, newname, name, overwrite=overwrite,
+                         recursive=recursive, createparents=createparents, **kwargs)
+
+    def copy_node_attrs(self, where: Node | str, dstnode: Node | str,
+                        name: str | None = None) -> None:
+        """Copy the user (and copyable system) attributes of a node to ``dstnode``."""
+        self.get_node(where, name).attrs._f_copy(self.get_node(dstnode))
+
+    def get_node_attr(self, where: Node | str, attrname: str, name: str | None = None) -> Any:
+        """Return attribute ``attrname`` of a node."""
+        return self.get_node(where, name).attrs._f_getattr(attrname)
+
+    def set_node_attr(self, where: Node | str, attrname: str, attrvalue: Any,
+                      name: str | None = None) -> None:
+        """Set attribute ``attrname`` of a node."""
+        self.get_node(where, name).attrs._f_setattr(attrname, attrvalue)
+
+    def del_node_attr(self, where: Node | str, attrname: str, name: str | None = None) -> None:
+        """Delete attribute ``attrname`` of a node."""
+        self.get_node(where, name).attrs._f_delattr(attrname)
+
+    # ------------------------------------------------------------------ closing
+    def flush(self) -> None:
+        """Write every buffer to the file."""
+        self._check_open()
+        if self.mode != "r":
+            self._h5.flush()
+
+    def close(self) -> None:
+        """Close the file; every node object of it becomes closed too."""
+        if not self._isopen:
+            return
+        for node in self._cache.live_nodes():
+            node._isopen = False  # type: ignore[attr-defined]
+        self._cache.clear()
+        self.root._isopen = False
+        self._isopen = False
+        self._h5.close()
+
+    def __enter__(self) -> File:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # ------------------------------------------------------------------ reprs
+    def __str__(self) -> str:
+        if not self._isopen:
+            return f"<closed File {self.filename!r}>"
+        mtime = time.ctime(os.stat(self.filename).st_mtime)
+        lines = [f"{self.filename} (File) {self.title!r}", f"Last modif.: {mtime!r}",
+                 "Object Tree: "]
+        lines.extend(str(node) for node in self)
+        return "\n".join(lines) + "\n"
+
+    def __repr__(self) -> str:
+        if not self._isopen:
+            return f"<closed File {self.filename!r}>"
+        head = (f"File(filename={self.filename}, title={self.title!r}, mode={self.mode!r}, "
+                f"root_uep={self.root_uep!r}, filters={self.filters!r})")
+        return "\n".join([head, *(repr(node) for node in self)])

@@ -1,0 +1,292 @@
+"""Leaves: the nodes that hold data (Array, CArray, EArray, and later Table)."""
+
+from __future__ import annotations
+
+import math
+import sys
+from collections.abc import Iterator
+from typing import TYPE_CHECKING, Any, ClassVar
+
+import numpy as np
+
+from hyperslab._typing import AnyArray, Selection, Shape
+from hyperslab.chunked.access import read_selection, write_selection
+from hyperslab.codecs.filters import Filters
+from hyperslab.codecs.pipeline import FilterStep, pipeline_to_filters
+from hyperslab.nodes.atom import Atom, atom_from_hdf5_dtype
+from hyperslab.nodes.compat import LeafCompat
+from hyperslab.nodes.node import Node
+from hyperslab.storage import attributes as raw
+from hyperslab.storage.datasets import Dataset
+from hyperslab.storage.tree import Kind
+
+if TYPE_CHECKING:
+    from hyperslab.nodes.file import File
+
+_ROW_BUFFER_BYTES = 1 << 20
+"""Bytes read at a time when iterating over rows."""
+
+
+def byteorder_of(dtype: np.dtype[Any]) -> str:
+    """PyTables' byteorder name of a dtype: 'little', 'big' or 'irrelevant'."""
+    base = dtype.base if dtype.subdtype is not None else dtype
+    if base.fields:
+        orders = {byteorder_of(base.fields[n][0]) for n in base.names or ()}
+        orders.discard("irrelevant")
+        return orders.pop() if len(orders) == 1 else "irrelevant"
+    order = base.byteorder
+    if order == "|":
+        return "irrelevant"
+    if order == "=":
+        return sys.byteorder
+    return "little" if order == "<" else "big"
+
+
+def quantize(data: AnyArray, least_significant_digit: int) -> AnyArray:
+    """Round ``data`` to keep ``least_significant_digit`` decimal digits, in powers of two.
+
+    The result compresses much better and stays within ``0.5 * 10**-digits`` of the input.
+    """
+    exponent = -least_significant_digit
+    exponent = math.floor(exponent) if exponent < 0 else math.ceil(exponent)
+    bits = math.ceil(math.log2(10.0 ** -exponent))
+    scale = 2.0**bits
+    result: AnyArray = np.around(scale * data) / scale
+    return result
+
+
+class Leaf(LeafCompat, Node):
+    """Base class of the data-holding nodes.
+
+    Shapes, dtypes and filters are read from the file on access (cheap), so a leaf object
+    costs almost nothing until its data is used.
+    """
+
+    _c_classid: ClassVar[str] = "LEAF"
+    _kind: ClassVar[Kind] = Kind.DATASET
+
+    def __init__(self, file: File, path: str, h5id: Any) -> None:
+        super().__init__(file, path, h5id)
+        self._dataset_: Dataset | None = None
+        self._lsd: int | None = None
+
+    @property
+    def _dataset(self) -> Dataset:
+        if self._dataset_ is None or not self._isopen:
+            self._dataset_ = Dataset(self._h5id)
+        return self._dataset_
+
+    # ------------------------------------------------------------------ description
+    @property
+    def shape(self) -> Shape:
+        """The shape of the data."""
+        return self._dataset.shape
+
+    @property
+    def dtype(self) -> np.dtype[Any]:
+        """The NumPy dtype of the elements, in native byte order (as read results have)."""
+        dtype = self._dataset.dtype
+        return dtype if dtype.isnative else dtype.newbyteorder("=")
+
+    @property
+    def atom(self) -> Atom:
+        """The atom (PyTables' element type description) of the leaf."""
+        dataset = self._dataset
+        return atom_from_hdf5_dtype(
+            dataset.dtype, hdf5_class=dataset.hdf5_class, dflt=self._atom_dflt()
+        )
+
+    def _atom_dflt(self) -> Any:
+        try:
+            value = self._dataset.fillvalue()
+        except (OSError, ValueError, TypeError):
+            return None
+        return value
+
+    @property
+    def ndim(self) -> int:
+        """The number of dimensions."""
+        return len(self.shape)
+
+    @property
+    def maindim(self) -> int:
+        """The dimension along which rows are read and iterated (0 unless extendable)."""
+        return 0
+
+    @property
+    def extdim(self) -> int:
+        """The extendable dimension (-1 for leaves that cannot grow)."""
+        return -1
+
+    @property
+    def nrows(self) -> int:
+        """The number of rows along the main dimension (1 for scalars)."""
+        shape = self.shape
+        return shape[self.maindim] if shape else 1
+
+    @property
+    def chunkshape(self) -> Shape | None:
+        """The chunk shape, or None for contiguous leaves."""
+        return self._dataset.chunks
+
+    @property
+    def filters(self) -> Filters:
+        """The filters applied to the data, read back from the file's filter pipeline."""
+        steps = [FilterStep(s.filter_id, s.flags, s.cd_values, s.name)
+                 for s in self._dataset.pipeline()]
+        return pipeline_to_filters(steps)
+
+    @property
+    def byteorder(self) -> str:
+        """Byte order of the data in the file: 'little', 'big' or 'irrelevant'."""
+        return byteorder_of(self._dataset.dtype)
+
+    @property
+    def size_on_disk(self) -> int:
+        """Bytes the data takes in the file (compressed)."""
+        return self._dataset.storage_size()
+
+    @property
+    def size_in_memory(self) -> int:
+        """Bytes the data takes in memory (uncompressed)."""
+        return int(math.prod(self.shape)) * self._dataset.dtype.itemsize
+
+    @property
+    def flavor(self) -> str:
+        """The flavor of read results: 'numpy' or 'python' (PyTables' FLAVOR)."""
+        value = raw.read_string_attribute(self._h5id, "FLAVOR")
+        return value if value in ("numpy", "python") else "numpy"
+
+    @property
+    def rowsize(self) -> int:
+        """Bytes of one row along the main dimension."""
+        shape = list(self.shape)
+        if shape:
+            shape[self.maindim] = 1
+        return int(math.prod(shape)) * self._dataset.dtype.itemsize
+
+    # ------------------------------------------------------------------ reading
+    def _native(self, data: AnyArray) -> AnyArray:
+        if data.dtype.isnative or data.dtype.byteorder == "|":
+            return data
+        return data.astype(data.dtype.newbyteorder("="))
+
+    def _flavored(self, data: AnyArray) -> Any:
+        if self.flavor == "python":
+            return data.tolist()
+        return data
+
+    def __getitem__(self, key: Selection) -> Any:
+        """Read a selection: ints, slices (any step), Ellipsis, index lists and masks."""
+        data = self._native(read_selection(self._dataset, key))
+        if data.ndim == 0 and self.shape != ():
+            return data[()]
+        return self._flavored(data)
+
+    def read(
+        self,
+        start: int | None = None,
+        stop: int | None = None,
+        step: int | None = None,
+        out: AnyArray | None = None,
+    ) -> Any:
+        """Read rows ``start:stop:step`` along the main dimension.
+
+        Parameters
+        ----------
+        start, stop, step : int, optional
+            A slice of rows, as in Python (``step`` may be negative).
+        out : numpy.ndarray, optional
+            A C-contiguous array of the result's shape and dtype to read into.
+
+        Raises
+        ------
+        ValueError
+            If ``out`` has the wrong shape or dtype, or is not C-contiguous.
+        """
+        if self.shape == ():
+            data = self._native(read_selection(self._dataset, ()))
+        else:
+            key: list[Any] = [slice(None)] * self.ndim
+            key[self.maindim] = slice(start, stop, step)
+            data = self._native(read_selection(self._dataset, tuple(key)))
+        if out is not None:
+            if not out.flags.c_contiguous:
+                raise ValueError("output array must be C-contiguous")
+            if out.shape != data.shape or out.dtype != data.dtype:
+                raise ValueError(
+                    f"output array of shape {out.shape} and dtype {out.dtype} does not match "
+                    f"the selection's shape {data.shape} and dtype {data.dtype}"
+                )
+            out[...] = data
+            return out
+        return self._flavored(data)
+
+    def __len__(self) -> int:
+        """The number of rows (``nrows``)."""
+        return self.nrows
+
+    def iterrows(
+        self, start: int | None = None, stop: int | None = None, step: int | None = None
+    ) -> Iterator[Any]:
+        """Iterate over rows along the main dimension, reading them in buffered blocks."""
+        if self.shape == ():
+            yield self.read()
+            return
+        indices = range(*slice(start, stop, step).indices(self.nrows))
+        rows_per_block = max(1, _ROW_BUFFER_BYTES // max(1, self.rowsize))
+        maindim = self.maindim
+        for first in range(0, len(indices), rows_per_block):
+            part = indices[first : first + rows_per_block]
+            key: list[Any] = [slice(None)] * self.ndim
+            key[maindim] = slice(part.start, part.stop, part.step)
+            block = self._native(read_selection(self._dataset, tuple(key)))
+            for i in range(len(part)):
+                yield block.take(i, axis=maindim) if block.ndim > 1 else block[i]
+
+    def __iter__(self) -> Iterator[Any]:
+        return self.iterrows()
+
+    # ------------------------------------------------------------------ writing
+    def _quantized(self, value: Any) -> Any:
+        """Apply ``least_significant_digit`` rounding (PyTables' lossy quantization)."""
+        if self._lsd is None or self._dataset.dtype.kind != "f":
+            return value
+        return quantize(np.asarray(value, dtype=self._dataset.dtype), self._lsd)
+
+    def __setitem__(self, key: Selection, value: Any) -> None:
+        """Write ``value`` (broadcast as NumPy does) into a selection."""
+        self._file._check_writable()
+        write_selection(self._dataset, key, self._quantized(value))
+
+    def flush(self) -> None:
+        """Flush the leaf's buffers to the file."""
+        if self._file.mode != "r":
+            self._dataset.flush()
+
+    # ------------------------------------------------------------------ reprs
+    def _class_label(self) -> str:
+        filters = self.filters
+        label = f"{type(self).__name__}{self.shape}"
+        if filters.fletcher32:
+            label += ", fletcher32"
+        if filters.complevel:
+            if filters.shuffle:
+                label += ", shuffle"
+            if filters.bitshuffle:
+                label += ", bitshuffle"
+            label += f", {filters.complib}({filters.complevel})"
+        return label
+
+    def __repr__(self) -> str:
+        if not self.isopen:
+            return super().__repr__()
+        lines = [
+            str(self),
+            f"  atom := {self.atom!r}",
+            f"  maindim := {self.maindim}",
+            f"  flavor := {self.flavor!r}",
+            f"  byteorder := {self.byteorder!r}",
+            f"  chunkshape := {self.chunkshape!r}",
+        ]
+        return "\n".join(lines)

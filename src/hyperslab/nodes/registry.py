@@ -1,0 +1,80 @@
+"""PyTables' ``CLASS`` attribute <-> node class, and classification of foreign datasets."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from hyperslab.nodes.array import Array, CArray, EArray, UnImplemented
+from hyperslab.nodes.group import Group
+from hyperslab.nodes.leaf import Leaf
+from hyperslab.nodes.node import Node
+from hyperslab.storage import attributes as raw
+from hyperslab.storage.datasets import Dataset
+
+LEAF_CLASSES: dict[str, type[Leaf]] = {
+    "ARRAY": Array,
+    "IMAGE": Array,
+    "CARRAY": CArray,
+    "CACHEARRAY": CArray,
+    "LASTROWARRAY": CArray,
+    "EARRAY": EArray,
+    "INDEXARRAY": EArray,
+}
+"""CLASS values of the leaves hyperslab reads, and the class that serves each."""
+
+NODE_CLASSES: dict[str, type[Node]] = {
+    "Node": Node,
+    "Group": Group,
+    "Leaf": Leaf,
+    "Array": Array,
+    "CArray": CArray,
+    "EArray": EArray,
+    "UnImplemented": UnImplemented,
+}
+"""Class names accepted by ``classname`` arguments (PyTables' names)."""
+
+
+def class_by_name(classname: str | None) -> type[Node] | None:
+    """The node class called ``classname`` (None for None or ``'Node'``: any node).
+
+    Raises
+    ------
+    TypeError
+        If ``classname`` names no node class.
+    """
+    if classname is None or classname == "Node":
+        return None
+    try:
+        return NODE_CLASSES[classname]
+    except KeyError:
+        raise TypeError(
+            f"there is no registered node class named ``{classname}``; known classes: "
+            f"{', '.join(sorted(NODE_CLASSES))}"
+        ) from None
+
+
+def leaf_class(h5id: Any) -> type[Leaf]:
+    """The class of a dataset: from its ``CLASS`` attribute, or PyTables' heuristics."""
+    classid = raw.read_string_attribute(h5id, "CLASS")
+    if classid is not None:
+        return LEAF_CLASSES.get(classid, UnImplemented)
+    return _guess_leaf_class(Dataset(h5id))
+
+
+def _guess_leaf_class(dataset: Dataset) -> type[Leaf]:
+    """PyTables' classification of a dataset without ``CLASS`` (written by h5py, say)."""
+    hdf5_class = dataset.hdf5_class
+    dtype = dataset.dtype
+    if hdf5_class in ("VLEN", "OPAQUE", "REFERENCE") or dtype.kind in "OV" and not dtype.fields:
+        return UnImplemented
+    if dtype.fields and dtype.kind != "c":
+        return UnImplemented  # compound records are Tables (not implemented yet)
+    if dtype.kind == "O":
+        return UnImplemented
+    if dataset.is_null:
+        return UnImplemented
+    if dataset.chunks is None:
+        return Array
+    if any(m is None for m in dataset.maxshape):
+        return EArray
+    return CArray

@@ -1,0 +1,121 @@
+"""Opening and closing HDF5 files, and translating h5py's errors into ours."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from typing import TypeVar
+
+import h5py
+import hdf5plugin  # noqa: F401  (registers the Blosc, Blosc2, BZip2... HDF5 filters)
+
+from hyperslab.errors import FileModeError, HDF5ExtError, NodeError
+
+MODES = ("r", "r+", "a", "w")
+
+T = TypeVar("T")
+
+
+def open_h5(
+    path: str | os.PathLike[str],
+    mode: str,
+    *,
+    chunk_cache_size: int,
+    chunk_cache_nelmts: int,
+    chunk_cache_preempt: float,
+    track_order: bool = False,
+) -> h5py.File:
+    """Open ``path`` with h5py in one of PyTables' modes.
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+        The file name.
+    mode : {'r', 'r+', 'a', 'w'}
+        PyTables' modes: read-only, read/write of an existing file, read/write creating it if
+        needed, and create (truncating any existing file).
+    chunk_cache_size, chunk_cache_nelmts, chunk_cache_preempt
+        HDF5's raw data chunk cache settings for every dataset of the file.
+    track_order : bool
+        Whether new groups track creation order (PyTables: no).
+
+    Raises
+    ------
+    ValueError
+        If ``mode`` is not one of PyTables' modes.
+    FileNotFoundError
+        If the file does not exist in modes 'r' and 'r+'.
+    HDF5ExtError
+        If the file exists but is not an HDF5 file, or HDF5 refuses to open it.
+    """
+    if mode not in MODES:
+        raise ValueError(f"invalid mode string {mode!r}; allowed modes are {', '.join(MODES)}")
+    filename = os.fspath(path)
+    exists = os.path.exists(filename)
+    if mode in ("r", "r+") and not exists:
+        raise FileNotFoundError(f"``{filename}`` does not exist")
+    if exists and os.path.isdir(filename):
+        raise IsADirectoryError(f"``{filename}`` is not a regular file")
+    if mode in ("r", "r+") and not os.access(filename, os.R_OK):
+        raise PermissionError(f"file ``{filename}`` exists but it can not be read")
+    if mode in ("r+", "a") and exists and not os.access(filename, os.W_OK):
+        raise PermissionError(f"file ``{filename}`` exists but it can not be written")
+    h5mode = {"r": "r", "r+": "r+", "a": "a", "w": "w"}[mode]
+    try:
+        return h5py.File(
+            filename,
+            h5mode,
+            rdcc_nbytes=chunk_cache_size,
+            rdcc_nslots=chunk_cache_nelmts,
+            rdcc_w0=chunk_cache_preempt,
+            track_order=track_order,
+        )
+    except OSError as exc:
+        raise HDF5ExtError(f"unable to open HDF5 file ``{filename}`` in mode {mode!r}: {exc}") from exc
+
+
+@contextmanager
+def translated_errors(what: str) -> Iterator[None]:
+    """Translate h5py's builtin errors raised inside the block into hyperslab's.
+
+    Parameters
+    ----------
+    what : str
+        A short description of the operation, used in messages.
+    """
+    try:
+        yield
+    except KeyError as exc:
+        raise NodeError(f"{what}: {exc}") from exc
+    except OSError as exc:
+        message = str(exc)
+        if "no write intent" in message or "read-only" in message.lower():
+            raise FileModeError(f"{what}: the file is not writable ({message})") from exc
+        raise HDF5ExtError(f"{what}: {message}") from exc
+
+
+def call_translated(what: str, fn: Callable[[], T]) -> T:
+    """Call ``fn`` with :func:`translated_errors` around it and return its result."""
+    with translated_errors(what):
+        return fn()
+
+
+def root_group(h5: h5py.File, root_uep: str) -> h5py.h5g.GroupID:
+    """The id of the group at ``root_uep`` (the file's user entry point).
+
+    Raises
+    ------
+    KeyError
+        If there is no group at ``root_uep``.
+    """
+    root = h5py.h5g.open(h5.id, b"/")
+    if root_uep.strip("/") == "":
+        return root
+    try:
+        gid = h5py.h5o.open(root, root_uep.strip("/").encode("utf-8", "surrogateescape"))
+    except (KeyError, OSError, ValueError) as exc:
+        raise KeyError(root_uep) from exc
+    if not isinstance(gid, h5py.h5g.GroupID):
+        raise KeyError(root_uep)
+    return gid

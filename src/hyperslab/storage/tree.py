@@ -1,0 +1,195 @@
+"""The hierarchy seen from HDF5: listing, opening, linking, moving and deleting objects.
+
+Everything here works on h5py's low-level ids (``GroupID``, ``DatasetID``) because the
+high-level objects cost several times more to create, and a walk over 100,000 nodes needs
+names and kinds, not fully built objects.
+"""
+
+from __future__ import annotations
+
+import enum
+
+import h5py
+from h5py import h5g, h5l, h5o
+
+from hyperslab.errors import NodeError
+
+
+class Kind(enum.IntEnum):
+    """What a link in a group points at."""
+
+    GROUP = 0
+    DATASET = 1
+    SOFTLINK = 2
+    EXTLINK = 3
+    NAMED_TYPE = 4
+    UNKNOWN = 5
+
+
+_OBJ_KIND = {h5o.TYPE_GROUP: Kind.GROUP, h5o.TYPE_DATASET: Kind.DATASET}
+if hasattr(h5o, "TYPE_NAMED_DATATYPE"):
+    _OBJ_KIND[h5o.TYPE_NAMED_DATATYPE] = Kind.NAMED_TYPE
+
+
+def child_names(gid: h5g.GroupID) -> list[str]:
+    """Return the names of the links in a group, in name order (one HDF5 iteration)."""
+    names: list[bytes] = []
+    gid.links.iterate(names.append)
+    return [name.decode("utf-8", "surrogateescape") for name in names]
+
+
+def list_links(gid: h5g.GroupID) -> dict[str, Kind | None]:
+    """Every link of a group in name order: name -> SOFTLINK/EXTLINK, or None for hard links.
+
+    One HDF5 iteration; the kind of the object behind a hard link is not looked up.
+    """
+    links: dict[str, Kind | None] = {}
+    soft, external = h5l.TYPE_SOFT, h5l.TYPE_EXTERNAL
+
+    def collect(name: bytes, info: h5l.LinkInfo) -> None:
+        link_type = info.type
+        kind = Kind.SOFTLINK if link_type == soft else Kind.EXTLINK if link_type == external else None
+        links[name.decode("utf-8", "surrogateescape")] = kind
+
+    gid.links.iterate(collect, info=True)
+    return links
+
+
+def child_kind(gid: h5g.GroupID, name: str) -> Kind:
+    """Return what the link ``name`` of a group points at, without opening it."""
+    bname = name.encode("utf-8", "surrogateescape")
+    info = gid.links.get_info(bname)
+    if info.type == h5l.TYPE_SOFT:
+        return Kind.SOFTLINK
+    if info.type == h5l.TYPE_EXTERNAL:
+        return Kind.EXTLINK
+    try:
+        objinfo = h5o.get_info(gid, bname)
+    except (KeyError, OSError):
+        return Kind.UNKNOWN
+    return _OBJ_KIND.get(objinfo.type, Kind.UNKNOWN)
+
+
+def link_kind(gid: h5g.GroupID, name: str) -> Kind | None:
+    """Kind of the link ``name``: SOFTLINK, EXTLINK, None for a hard link, UNKNOWN if absent."""
+    bname = name.encode("utf-8", "surrogateescape")
+    try:
+        if not gid.links.exists(bname):
+            return Kind.UNKNOWN
+        info = gid.links.get_info(bname)
+    except (KeyError, OSError, ValueError):
+        return Kind.UNKNOWN
+    if info.type == h5l.TYPE_SOFT:
+        return Kind.SOFTLINK
+    if info.type == h5l.TYPE_EXTERNAL:
+        return Kind.EXTLINK
+    return None
+
+
+def kind_of_id(oid: h5o.ObjectID) -> Kind:
+    """What an open object is (from its id class, no HDF5 call)."""
+    if isinstance(oid, h5g.GroupID):
+        return Kind.GROUP
+    if isinstance(oid, h5py.h5d.DatasetID):
+        return Kind.DATASET
+    if isinstance(oid, h5py.h5t.TypeID):
+        return Kind.NAMED_TYPE
+    return Kind.UNKNOWN
+
+
+def has_child(gid: h5g.GroupID, name: str) -> bool:
+    """Whether the group has a link called ``name``."""
+    return bool(gid.links.exists(name.encode("utf-8", "surrogateescape")))
+
+
+def open_child(gid: h5g.GroupID, name: str) -> h5o.ObjectID:
+    """Open the object behind link ``name``: a ``GroupID`` or a ``DatasetID``.
+
+    Raises
+    ------
+    KeyError
+        If there is no such link, or it dangles.
+    """
+    try:
+        return h5o.open(gid, name.encode("utf-8", "surrogateescape"))
+    except (KeyError, OSError, ValueError) as exc:
+        raise KeyError(name) from exc
+
+
+def open_path(root: h5g.GroupID, path: str) -> h5o.ObjectID:
+    """Open the object at an absolute or root-relative ``path``."""
+    rel = path.strip("/")
+    if not rel:
+        return root
+    return open_child(root, rel)
+
+
+def path_exists(root: h5g.GroupID, path: str) -> bool:
+    """Whether every link on ``path`` exists (and the last one resolves)."""
+    current = ""
+    for part in path.strip("/").split("/"):
+        if not part:
+            continue
+        current = f"{current}/{part}" if current else part
+        if not root.links.exists(current.encode("utf-8", "surrogateescape")):
+            return False
+    return True
+
+
+def soft_link_target(gid: h5g.GroupID, name: str) -> str:
+    """Return the target path of the soft link ``name``."""
+    value: bytes = gid.links.get_val(name.encode("utf-8", "surrogateescape"))
+    return value.decode("utf-8", "surrogateescape")
+
+
+def create_group(gid: h5g.GroupID, name: str, *, track_order: bool = False) -> h5g.GroupID:
+    """Create a new group ``name`` inside ``gid`` and return its id."""
+    gcpl = None
+    if track_order:
+        gcpl = h5py.h5p.create(h5py.h5p.GROUP_CREATE)
+        gcpl.set_link_creation_order(h5py.h5p.CRT_ORDER_TRACKED | h5py.h5p.CRT_ORDER_INDEXED)
+    return h5g.create(gid, name.encode("utf-8", "surrogateescape"), gcpl=gcpl)
+
+
+def move_link(src: h5g.GroupID, src_name: str, dst: h5g.GroupID, dst_name: str) -> None:
+    """Move (rename) a link; open objects behind it stay valid."""
+    try:
+        src.links.move(
+            src_name.encode("utf-8", "surrogateescape"),
+            dst_name.encode("utf-8", "surrogateescape"),
+            dst,
+        )
+    except (KeyError, OSError) as exc:
+        raise NodeError(f"cannot move {src_name!r} to {dst_name!r}: {exc}") from exc
+
+
+def delete_link(gid: h5g.GroupID, name: str) -> None:
+    """Delete the link ``name`` (the object goes when its last link does)."""
+    gid.unlink(name.encode("utf-8", "surrogateescape"))
+
+
+def copy_object(
+    src: h5g.GroupID, src_name: str, dst: h5g.GroupID, dst_name: str, *, shallow: bool = False
+) -> None:
+    """Copy an object (a whole subtree for groups unless ``shallow``) with HDF5's H5Ocopy."""
+    copypl = h5py.h5p.create(h5py.h5p.OBJECT_COPY)
+    if shallow:
+        copypl.set_copy_object(h5o.COPY_SHALLOW_HIERARCHY_FLAG)
+    h5o.copy(
+        src,
+        src_name.encode("utf-8", "surrogateescape"),
+        dst,
+        dst_name.encode("utf-8", "surrogateescape"),
+        copypl=copypl,
+    )
+
+
+def object_address(oid: h5o.ObjectID) -> int:
+    """The object's address in the file (a stable identity for hard links)."""
+    return int(h5o.get_info(oid).addr)
+
+
+def external_link_target(gid: h5g.GroupID, name: str) -> tuple[str, str]:
+    """Return ``(filename, path)`` of the external link ``name``."""
+    filename, path = gid.links.get_val(name.encode("utf-8", "surrogateescape"))
+    return (filename.decode("utf-8", "surrogateescape"), path.decode("utf-8", "surrogateescape"))
