@@ -77,4 +77,6 @@ def _convert(value: Any, dtype: np.dtype[Any]) -> AnyArray:
             return np.asarray(value, dtype=dtype.subdtype[0])
         return np.asarray(value, dtype=dtype)
     except (ValueError, TypeError) as exc:
-        raise ValueError(f"value {value!r:.80} cannot be converted to dtype {dtype}: {exc}") from exc
+        raise ValueError(
+            f"value {value!r:.80} cannot be converted to dtype {dtype}: {exc}"
+        ) from exc

@@ -35,6 +35,9 @@ class SelectionPlan:
         A ``np.take`` that puts fancy-indexed data back in the requested order.
     result_shape : tuple of int
         The final shape, new axes included.
+    front_axis : int or None
+        NumPy's rule for an index array combined with non-adjacent integer indices: the
+        axis (of the shape with new axes, in place) that moves to the front of the result.
     empty : bool
         Whether the selection has no element (nothing to read).
     mask : numpy.ndarray or None
@@ -48,6 +51,16 @@ class SelectionPlan:
     result_shape: Shape
     empty: bool
     mask: AnyArray | None = None
+    front_axis: int | None = None
+
+    @property
+    def inplace_shape(self) -> Shape:
+        """The result shape before NumPy's move of the index-array axis to the front."""
+        if self.front_axis is None:
+            return self.result_shape
+        shape = list(self.result_shape[1:])
+        shape.insert(self.front_axis, self.result_shape[0])
+        return tuple(shape)
 
 
 def _expand(key: Selection, ndim: int) -> list[Any]:
@@ -115,7 +128,7 @@ def _int_index(item: Any, length: int, axis: int) -> int:
     return value + length if value < 0 else value
 
 
-def plan_selection(key: Selection, shape: Shape) -> SelectionPlan:  # noqa: C901
+def plan_selection(key: Selection, shape: Shape) -> SelectionPlan:
     """Plan how to read ``dataset[key]`` for a dataset of ``shape``.
 
     Parameters
@@ -144,8 +157,11 @@ def plan_selection(key: Selection, shape: Shape) -> SelectionPlan:  # noqa: C901
     result_shape: list[int] = []
     flips: list[int] = []
     take: tuple[int, AnyArray] | None = None
+    fancy_seen = False
+    fancy_result_axis: int | None = None
+    advanced_at: list[int] = []
     axis = 0
-    for item in items:
+    for position, item in enumerate(items):
         if item is None:
             result_shape.append(1)
             continue
@@ -165,21 +181,32 @@ def plan_selection(key: Selection, shape: Shape) -> SelectionPlan:  # noqa: C901
             result_shape.append(count)
         else:
             index = _as_index_array(item, length, axis)
+            advanced_at.append(position)
             if index is None:
                 h5key.append(_int_index(item, length, axis))
             else:
-                if take is not None:
+                if fancy_seen:
                     raise IndexError("only one index array (list or mask) is allowed per selection")
+                fancy_seen = True
                 unique, inverse = np.unique(index, return_inverse=True)
                 h5key.append(unique)
                 if unique.shape[0] != index.shape[0] or (np.diff(index) < 0).any():
                     take = (len(data_shape), inverse.reshape(-1))
                 data_shape.append(int(unique.shape[0]))
+                fancy_result_axis = len(result_shape)
                 result_shape.append(int(index.shape[0]))
         axis += 1
     empty = math.prod(data_shape) == 0 or math.prod(result_shape) == 0
+    front_axis = None
+    adjacent = not advanced_at or advanced_at == list(
+        range(advanced_at[0], advanced_at[-1] + 1)
+    )
+    if fancy_seen and not adjacent and fancy_result_axis:
+        front_axis = fancy_result_axis
+        result_shape.insert(0, result_shape.pop(front_axis))
     return SelectionPlan(
-        tuple(h5key), tuple(data_shape), tuple(flips), take, tuple(result_shape), empty
+        tuple(h5key), tuple(data_shape), tuple(flips), take, tuple(result_shape), empty,
+        front_axis=front_axis,
     )
 
 
@@ -192,7 +219,10 @@ def finish_read(plan: SelectionPlan, data: AnyArray) -> AnyArray:
         data = np.flip(data, axis=plan.flip_axes)
     if plan.take is not None:
         data = np.take(data, plan.take[1], axis=plan.take[0])
-    return data.reshape(plan.result_shape)
+    data = data.reshape(plan.inplace_shape)
+    if plan.front_axis is not None:
+        data = np.moveaxis(data, plan.front_axis, 0)
+    return data
 
 
 def prepare_write(plan: SelectionPlan, value: AnyArray) -> AnyArray:
@@ -200,9 +230,10 @@ def prepare_write(plan: SelectionPlan, value: AnyArray) -> AnyArray:
 
     With repeated indices the last value given for an index wins, as in NumPy.
     """
-    value = np.broadcast_to(value, plan.result_shape).reshape(
-        _without_new_axes(plan)
-    )
+    value = np.broadcast_to(value, plan.result_shape)
+    if plan.front_axis is not None:
+        value = np.moveaxis(value, 0, plan.front_axis)
+    value = value.reshape(_without_new_axes(plan))
     if plan.take is not None:
         axis, inverse = plan.take
         # The last occurrence of each unique index wins (NumPy's assignment order).

@@ -21,14 +21,23 @@ class NodeCompat:
     """PyTables' ``Node`` member names."""
 
     if TYPE_CHECKING:
-        path: str
-        name: str
-        file: File
-        depth: int
-        title: str
-        attrs: AttributeSet
-        isopen: bool
 
+        @property
+        def path(self) -> str: ...
+        @property
+        def name(self) -> str: ...
+        @property
+        def file(self) -> File: ...
+        @property
+        def depth(self) -> int: ...
+        @property
+        def title(self) -> str: ...
+        @title.setter
+        def title(self, value: str) -> None: ...
+        @property
+        def attrs(self) -> AttributeSet: ...
+        @property
+        def isopen(self) -> bool: ...
         @property
         def parent(self) -> Group: ...
         def close(self) -> None: ...
@@ -117,7 +126,11 @@ class GroupCompat(NodeCompat):
     """PyTables' ``Group`` member names."""
 
     if TYPE_CHECKING:
-        filters: Filters
+
+        @property
+        def filters(self) -> Filters: ...
+        @filters.setter
+        def filters(self, value: Filters) -> None: ...
 
         def get_child(self, name: str) -> Node: ...
         def list_nodes(self, classname: str | None = None) -> list[Node]: ...
@@ -182,7 +195,9 @@ class LeafCompat(NodeCompat):
     """PyTables' ``Leaf`` member names."""
 
     if TYPE_CHECKING:
-        chunkshape: tuple[int, ...] | None
+
+        @property
+        def chunkshape(self) -> tuple[int, ...] | None: ...
 
     @property
     def _v_chunkshape(self) -> tuple[int, ...] | None:

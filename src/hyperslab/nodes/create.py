@@ -54,10 +54,9 @@ def with_byteorder(dtype: np.dtype[Any], byteorder: str | None) -> np.dtype[Any]
     """
     if byteorder is None:
         return dtype
-    codes = {"little": "<", "big": ">"}
-    if byteorder not in codes:
+    if byteorder not in ("little", "big"):
         raise ValueError(f"byteorder must be 'little', 'big' or None, not {byteorder!r}")
-    return dtype.newbyteorder(codes[byteorder])
+    return dtype.newbyteorder("<" if byteorder == "little" else ">")
 
 
 def check_pipeline_available(filters: Filters) -> None:

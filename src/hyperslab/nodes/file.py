@@ -81,6 +81,11 @@ def open_file(
     return File(filename, mode, title, root_uep, filters, node_cache_slots, **params)
 
 
+def _lsd_of(filters: Filters) -> int | None:
+    digits = filters.least_significant_digit
+    return None if digits is None else int(digits)
+
+
 class File:
     """An open HDF5 file and its object tree (create it with :func:`open_file`)."""
 
@@ -489,7 +494,7 @@ class File:
             create.write_leaf_sys_attrs(dataset.dsid, CArray._c_classid, CArray._c_version,
                                         title)
         node: CArray = self._finish_leaf(parent, name)  # type: ignore[assignment]
-        node._lsd = filters.least_significant_digit
+        node._lsd = _lsd_of(filters)
         if data is not None:
             node[...] = data
         return node
@@ -534,7 +539,7 @@ class File:
             create.write_leaf_sys_attrs(dataset.dsid, EArray._c_classid, EArray._c_version,
                                         title, extdim=extdim)
         node: EArray = self._finish_leaf(parent, name)  # type: ignore[assignment]
-        node._lsd = filters.least_significant_digit
+        node._lsd = _lsd_of(filters)
         if data is not None:
             node.append(data)
         return node

@@ -20,6 +20,10 @@ class Link(Node):
         """Links have no title (PyTables: ``''``)."""
         return ""
 
+    @title.setter
+    def title(self, value: str) -> None:
+        raise AttributeError(f"link ``{self._path}`` can not have a title")
+
     @property
     def target(self) -> str:
         """The path the link points at."""

@@ -65,7 +65,7 @@ def _guess_leaf_class(dataset: Dataset) -> type[Leaf]:
     """PyTables' classification of a dataset without ``CLASS`` (written by h5py, say)."""
     hdf5_class = dataset.hdf5_class
     dtype = dataset.dtype
-    if hdf5_class in ("VLEN", "OPAQUE", "REFERENCE") or dtype.kind in "OV" and not dtype.fields:
+    if hdf5_class in ("VLEN", "OPAQUE", "REFERENCE") or (dtype.kind in "OV" and not dtype.fields):
         return UnImplemented
     if dtype.fields and dtype.kind != "c":
         return UnImplemented  # compound records are Tables (not implemented yet)

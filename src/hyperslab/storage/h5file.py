@@ -72,7 +72,9 @@ def open_h5(
             track_order=track_order,
         )
     except OSError as exc:
-        raise HDF5ExtError(f"unable to open HDF5 file ``{filename}`` in mode {mode!r}: {exc}") from exc
+        raise HDF5ExtError(
+            f"unable to open HDF5 file ``{filename}`` in mode {mode!r}: {exc}"
+        ) from exc
 
 
 @contextmanager

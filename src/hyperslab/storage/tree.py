@@ -48,7 +48,11 @@ def list_links(gid: h5g.GroupID) -> dict[str, Kind | None]:
 
     def collect(name: bytes, info: h5l.LinkInfo) -> None:
         link_type = info.type
-        kind = Kind.SOFTLINK if link_type == soft else Kind.EXTLINK if link_type == external else None
+        kind = None
+        if link_type == soft:
+            kind = Kind.SOFTLINK
+        elif link_type == external:
+            kind = Kind.EXTLINK
         links[name.decode("utf-8", "surrogateescape")] = kind
 
     gid.links.iterate(collect, info=True)
@@ -156,8 +160,8 @@ def move_link(src: h5g.GroupID, src_name: str, dst: h5g.GroupID, dst_name: str) 
     try:
         src.links.move(
             src_name.encode("utf-8", "surrogateescape"),
-            dst_name.encode("utf-8", "surrogateescape"),
             dst,
+            dst_name.encode("utf-8", "surrogateescape"),
         )
     except (KeyError, OSError) as exc:
         raise NodeError(f"cannot move {src_name!r} to {dst_name!r}: {exc}") from exc

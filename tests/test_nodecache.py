@@ -1,0 +1,115 @@
+"""Lazy loading and the per-File node cache with PyTables' NODE_CACHE_SLOTS semantics."""
+
+from __future__ import annotations
+
+import gc
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import hyperslab
+from hyperslab.nodes.nodecache import NodeCache
+
+
+def _make(path: Path, ngroups: int = 5, nleaves: int = 20) -> None:
+    with hyperslab.open_file(path, "w") as f:
+        for g in range(ngroups):
+            group = f.create_group("/", f"g{g}")
+            for i in range(nleaves):
+                f.create_array(group, f"a{i}", np.arange(3))
+
+
+def test_opening_loads_nothing_below_root(h5path: Path) -> None:
+    _make(h5path)
+    with hyperslab.open_file(h5path, "r") as f:
+        assert len(f._cache) == 0
+        f.root.g1.a3  # noqa: B018
+        assert len(f._cache) == 2
+
+
+@pytest.mark.parametrize("slots", [4, 32])
+def test_positive_slots_bound_the_cache(h5path: Path, slots: int) -> None:
+    _make(h5path)
+    with hyperslab.open_file(h5path, "r", node_cache_slots=slots) as f:
+        assert f.node_cache_slots == slots
+        nodes = sum(1 for _ in f)
+        assert nodes == 1 + 5 + 100
+        gc.collect()
+        assert len(f._cache) == slots
+
+
+def test_negative_slots_keep_all_and_warn_once(h5path: Path) -> None:
+    _make(h5path)
+    with hyperslab.open_file(h5path, "r", node_cache_slots=-10) as f:
+        with pytest.warns(hyperslab.PerformanceWarning, match="more than the 10 allowed"):
+            for _ in f:
+                pass
+        assert len(f._cache) == 105  # every node but the root, which the File holds
+        for _ in f:  # no second warning (warnings are errors in this test suite)
+            pass
+
+
+def test_zero_slots_disable_caching_but_keep_identity(h5path: Path) -> None:
+    _make(h5path)
+    with hyperslab.open_file(h5path, "r", node_cache_slots=0) as f:
+        for _ in f:
+            pass
+        assert len(f._cache) == 0
+        held = f.root.g2.a1
+        assert f.get_node("/g2/a1") is held
+
+
+def test_parameters_default_is_used(h5path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    _make(h5path, 1, 3)
+    monkeypatch.setattr(hyperslab.parameters, "NODE_CACHE_SLOTS", 7)
+    with hyperslab.open_file(h5path, "r") as f:
+        assert f.node_cache_slots == 7
+    with hyperslab.open_file(h5path, "r", NODE_CACHE_SLOTS=3) as f:
+        assert f.node_cache_slots == 3
+    with pytest.raises(TypeError, match="unknown parameter 'NO_SUCH'"):
+        hyperslab.open_file(h5path, "r", NO_SUCH=1)
+
+
+def test_live_objects_follow_renames_after_eviction(h5path: Path) -> None:
+    _make(h5path)
+    with hyperslab.open_file(h5path, "a", node_cache_slots=2) as f:
+        leaf = f.root.g0.a0
+        group = f.root.g0
+        for _ in f:  # evicts both from the LRU; the weak registry keeps them
+            pass
+        f.rename_node("/g0", "h0")
+        assert leaf.path == "/h0/a0" and group.path == "/h0"
+        assert f.get_node("/h0/a0") is leaf
+        np.testing.assert_array_equal(leaf[:], np.arange(3))
+        f.move_node(leaf, "/g1", "moved")
+        assert leaf.path == "/g1/moved"
+        assert f.root.g1.moved is leaf
+
+
+def test_closed_node_is_reloaded(h5path: Path) -> None:
+    _make(h5path, 1, 1)
+    with hyperslab.open_file(h5path, "r") as f:
+        node = f.root.g0.a0
+        node.close()
+        assert not node.isopen
+        fresh = f.root.g0.a0
+        assert fresh is not node and fresh.isopen
+
+
+class _Item:
+    def __init__(self, path: str) -> None:
+        self._path = path
+
+
+def test_cache_unit_lru_order() -> None:
+    cache = NodeCache(2)
+    items = [_Item(f"/n{i}") for i in range(3)]
+    for item in items:
+        cache.add(item)
+    assert len(cache) == 2
+    assert cache.get("/n0") is items[0]  # still alive through our references
+    cache.repath("/n1", "/m1")
+    assert items[1]._path == "/m1" and cache.get("/m1") is items[1]
+    gone = cache.drop("/m1")
+    assert gone == [items[1]] and cache.get("/m1") is None

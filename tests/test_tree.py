@@ -1,0 +1,211 @@
+"""The object tree: opening, groups, natural naming, walks and hierarchy changes."""
+
+from __future__ import annotations
+
+import warnings
+from pathlib import Path
+
+import numpy as np
+import pytest
+import tables
+
+import hyperslab
+
+
+def _sample(f: hyperslab.File) -> None:
+    f.create_group("/", "g1", "group one")
+    f.create_group("/g1", "sub")
+    f.create_group("/", "g2")
+    f.create_array("/", "arr", np.arange(3))
+    f.create_array("/g1", "x", np.ones(2))
+    f.create_array("/g1/sub", "y", np.zeros(4))
+    f.create_group("/", "_p_private")
+    f.create_array("/_p_private", "z", np.zeros(1))
+    f.create_group("/g2", "_i_hidden")
+
+
+def test_open_modes(h5path: Path) -> None:
+    with pytest.raises(FileNotFoundError):
+        hyperslab.open_file(h5path, "r")
+    with pytest.raises(FileNotFoundError):
+        hyperslab.open_file(h5path, "r+")
+    with pytest.raises(ValueError, match="invalid mode"):
+        hyperslab.open_file(h5path, "x")
+    with hyperslab.open_file(h5path, "a", title="created by a") as f:
+        assert f.isopen and f.mode == "a" and f.title == "created by a"
+    with hyperslab.open_file(h5path, "r") as f:
+        assert f.title == "created by a"
+        with pytest.raises(hyperslab.FileModeError, match="not writable"):
+            f.create_group("/", "g")
+        with pytest.raises(hyperslab.FileModeError):
+            f.root.attrs.x = 1
+    assert not f.isopen
+    with pytest.raises(hyperslab.ClosedFileError):
+        f.get_node("/")
+
+
+def test_not_an_hdf5_file(tmp_path: Path) -> None:
+    path = tmp_path / "junk.h5"
+    path.write_bytes(b"not an hdf5 file at all" * 100)
+    with pytest.raises(hyperslab.HDF5ExtError, match=r"junk\.h5"):
+        hyperslab.open_file(path, "r")
+    assert path.read_bytes().startswith(b"not an hdf5")
+
+
+def test_natural_naming_and_get_node(h5file: hyperslab.File) -> None:
+    _sample(h5file)
+    assert h5file.root.g1.sub.y is h5file.get_node("/g1/sub/y")
+    assert h5file.get_node("/g1", "x") is h5file.root.g1.x
+    assert h5file.get_node(h5file.root.g1, "sub").path == "/g1/sub"
+    assert h5file.root["g1/sub/y"].path == "/g1/sub/y"
+    assert h5file.root.g1["sub"].name == "sub"
+    assert h5file.root.g1.title == "group one"
+    assert h5file.root.g1.sub.y.parent is h5file.root.g1.sub
+    assert h5file.root.g1.sub.depth == 2
+    with pytest.raises(hyperslab.NoSuchNodeError):
+        h5file.root.nothere  # noqa: B018
+    with pytest.raises(LookupError):
+        h5file.get_node("/g1/nothere")
+    with pytest.raises(AttributeError):
+        h5file.root.g1.nothere  # noqa: B018
+    with pytest.raises(TypeError, match="could not find a ``Group`` node"):
+        h5file.get_node("/arr", classname="Group")
+    assert "/g1/sub" in h5file and "/nope" not in h5file
+    assert "x" in h5file.root.g1 and "_i_hidden" in h5file.root.g2
+
+
+def test_walks_match_pytables(h5path: Path) -> None:
+    with hyperslab.open_file(h5path, "w") as f:
+        _sample(f)
+    with hyperslab.open_file(h5path, "r") as f, tables.open_file(h5path, "r") as t:
+        assert [n.path for n in f] == [n._v_pathname for n in t]
+        for where in ("/", "/g1"):
+            for classname in (None, "Group", "Leaf", "Array"):
+                ours = [n.path for n in f.walk_nodes(where, classname)]
+                theirs = [n._v_pathname for n in t.walk_nodes(where, classname)]
+                assert ours == theirs, (where, classname)
+            assert [n.path for n in f.walk_groups(where)] == [
+                n._v_pathname for n in t.walk_groups(where)
+            ]
+        assert [n.name for n in f.list_nodes("/")] == [n._v_name for n in t.list_nodes("/")]
+        assert [n.name for n in f.iter_nodes("/", "Group")] == [
+            n._v_name for n in t.iter_nodes("/", "Group")
+        ]
+        assert sorted(f.root._v_children) == sorted(t.root._v_children)
+        assert sorted(f.root._v_groups) == sorted(t.root._v_groups)
+        assert sorted(f.root._v_leaves) == sorted(t.root._v_leaves)
+        assert sorted(f.root._v_hidden) == sorted(t.root._v_hidden)
+        assert [n.path for n in f.root.g1._f_walknodes()] == [
+            n._v_pathname for n in t.root.g1._f_walknodes()
+        ]
+        assert str(f.root.g1) == str(t.root.g1)
+        # PyTables 3.11 under NumPy 2 prints its shape as (np.int64(3),); ours is plain ints.
+        assert str(f.root.arr) == str(t.root.arr).replace("np.int64(3)", "3")
+
+
+def test_create_group_errors_leave_file_intact(h5file: hyperslab.File) -> None:
+    h5file.create_group("/", "g")
+    with pytest.raises(hyperslab.NodeError, match="already has a child node named ``g``"):
+        h5file.create_group("/", "g")
+    with pytest.raises(ValueError, match="'/' character"):
+        h5file.create_group("/", "a/b")
+    with pytest.raises(ValueError, match="empty string"):
+        h5file.create_group("/", "")
+    with pytest.raises(hyperslab.NoSuchNodeError):
+        h5file.create_group("/missing", "x")
+    with pytest.warns(hyperslab.NaturalNameWarning):
+        h5file.create_group("/", "not valid")
+    assert sorted(h5file.root._v_children) == ["g", "not valid"]
+    deep = h5file.create_group("/a/b/c", "d", createparents=True)
+    assert deep.path == "/a/b/c/d"
+
+
+def test_remove_rename_move_copy(h5file: hyperslab.File) -> None:
+    _sample(h5file)
+    x = h5file.root.g1.x
+    sub = h5file.root.g1.sub
+    y = sub.y
+    h5file.rename_node("/g1", "renamed")
+    assert (x.path, sub.path, y.path) == ("/renamed/x", "/renamed/sub", "/renamed/sub/y")
+    assert h5file.get_node("/renamed/sub/y") is y
+    assert "/g1" not in h5file
+    h5file.move_node("/renamed/sub", "/g2", "moved")
+    assert y.path == "/g2/moved/y"
+    np.testing.assert_array_equal(y[:], np.zeros(4))
+    with pytest.raises(hyperslab.NodeError, match="into itself"):
+        h5file.move_node("/g2", "/g2/moved")
+    with pytest.raises(hyperslab.NodeError, match="already has a node named"):
+        h5file.move_node("/arr", "/renamed", "x")
+    h5file.move_node("/arr", "/renamed", "x", overwrite=True)
+    assert not x.isopen
+    np.testing.assert_array_equal(h5file.root.renamed.x[:], np.arange(3))
+    copy = h5file.copy_node("/g2", "/", "g2copy", recursive=True)
+    assert [n.path for n in h5file.walk_nodes(copy)] == [
+        "/g2copy", "/g2copy/moved", "/g2copy/moved/y"
+    ]
+    shallow = h5file.copy_node("/g2", "/", "g2shallow")
+    assert list(shallow._v_children) == []
+    with pytest.raises(hyperslab.NodeError, match="has child nodes"):
+        h5file.remove_node("/g2")
+    h5file.remove_node("/g2", recursive=True)
+    assert not y.isopen and "/g2" not in h5file
+    with pytest.raises(hyperslab.ClosedNodeError):
+        y.read()
+    with pytest.raises(hyperslab.NodeError, match="root group"):
+        h5file.remove_node("/")
+
+
+def test_copy_leaf_with_options(h5file: hyperslab.File) -> None:
+    ea = h5file.create_earray("/", "e", hyperslab.Float64Atom(), shape=(0, 3), title="T")
+    ea.append(np.arange(30.0).reshape(10, 3))
+    ea.attrs.units = "m"
+    new = h5file.copy_node(ea, "/", "e2", start=2, stop=8, step=2,
+                           filters=hyperslab.Filters(3, "zlib"))
+    assert isinstance(new, hyperslab.EArray)
+    np.testing.assert_array_equal(new[:], np.arange(30.0).reshape(10, 3)[2:8:2])
+    assert new.filters.complevel == 3 and new.title == "T" and new.attrs.units == "m"
+
+
+def test_hidden_nodes_skipped(h5file: hyperslab.File) -> None:
+    _sample(h5file)
+    paths = [n.path for n in h5file]
+    assert not any("_p_" in p or "_i_" in p for p in paths)
+    assert h5file.get_node("/_p_private/z").is_visible() is False
+    assert h5file.is_visible_node("/g1") is True
+
+
+def test_reprs(h5file: hyperslab.File) -> None:
+    _sample(h5file)
+    assert str(h5file.root) == "/ (RootGroup) 'test file'"
+    assert repr(h5file.root.g1).splitlines()[1] == "  children := ['sub' (Group), 'x' (Array)]"
+    assert "Object Tree:" in str(h5file)
+    assert repr(h5file).startswith("File(filename=")
+    assert "atom := Int64Atom(shape=(), dflt=0)" in repr(h5file.root.arr)
+
+
+def test_context_manager_closes_nodes(h5path: Path) -> None:
+    with hyperslab.open_file(h5path, "w") as f:
+        g = f.create_group("/", "g")
+    assert not g.isopen
+    assert "closed" in repr(g)
+
+
+def test_open_pytables_files_without_warnings(h5path: Path) -> None:
+    with tables.open_file(h5path, "w") as t:
+        t.create_group("/", "g")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        with hyperslab.open_file(h5path, "a") as f:
+            f.create_group("/g", "h")
+    with tables.open_file(h5path, "r") as t:
+        assert t.root.g.h._v_attrs.CLASS == "GROUP"
+
+
+def test_root_uep(h5path: Path) -> None:
+    with hyperslab.open_file(h5path, "w") as f:
+        f.create_array("/a/b", "x", np.arange(4), createparents=True)
+    with hyperslab.open_file(h5path, "r", root_uep="/a") as f:
+        np.testing.assert_array_equal(f.root.b.x[:], np.arange(4))
+        assert f.root.b.x.path == "/b/x"
+    with pytest.raises(hyperslab.NoSuchNodeError, match="User Entry Point"):
+        hyperslab.open_file(h5path, "r", root_uep="/zzz")
