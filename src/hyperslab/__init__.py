@@ -42,9 +42,9 @@ from hyperslab.nodes.array import Array, CArray, EArray, UnImplemented
 from hyperslab.nodes.atom import (
     Atom,
     BoolAtom,
-    ComplexAtom,
     Complex64Atom,
     Complex128Atom,
+    ComplexAtom,
     Enum,
     EnumAtom,
     Float16Atom,
