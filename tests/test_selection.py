@@ -63,8 +63,12 @@ def arrays(tmp_path_factory: pytest.TempPathFactory) -> Any:
         a = np.arange(int(np.prod(shape)), dtype="f8").reshape(shape)
         f.create_array("/", f"a{i}", a)
         chunks = tuple(max(1, d // 2) for d in shape)
-        f.create_carray("/", f"c{i}", obj=a, chunkshape=chunks,
-                        filters=hyperslab.Filters(5, "blosc2:lz4"))
+        filters = hyperslab.Filters(5, "blosc2:lz4")
+        if a.size:
+            f.create_carray("/", f"c{i}", obj=a, chunkshape=chunks, filters=filters)
+        else:  # CArrays cannot have zero-length dimensions (PyTables' rule); EArrays can
+            f.create_earray("/", f"c{i}", hyperslab.Float64Atom(), shape=shape,
+                            chunkshape=chunks, filters=filters)
         data[i] = a
     yield f, data
     f.close()

@@ -119,6 +119,8 @@ class AttributeSet:
     # -------------------------------------------------------------- access
     def _f_getattr(self, name: str) -> Any:
         """Get attribute ``name`` (``AttributeError`` if missing)."""
+        if name == "CLASS" and self._node._class_value is not None:
+            return self._node._class_value  # read when the node was loaded; read-only
         try:
             return raw.read_attribute(self._oid, name)
         except KeyError:

@@ -9,7 +9,13 @@ from typing import Any
 
 from hyperslab import parameters
 from hyperslab.codecs.filters import Filters
-from hyperslab.errors import ClosedFileError, FileModeError, NodeError, NoSuchNodeError
+from hyperslab.errors import (
+    ClosedFileError,
+    FileModeError,
+    HDF5ExtError,
+    NodeError,
+    NoSuchNodeError,
+)
 from hyperslab.nodes import create
 from hyperslab.nodes.array import Array, CArray, EArray
 from hyperslab.nodes.atom import Atom
@@ -25,7 +31,7 @@ from hyperslab.nodes.naming import (
 )
 from hyperslab.nodes.node import Node
 from hyperslab.nodes.nodecache import NodeCache
-from hyperslab.nodes.registry import class_by_name, leaf_class
+from hyperslab.nodes.registry import class_by_name, class_for_classid, leaf_class
 from hyperslab.options import FileOptions
 from hyperslab.storage import attributes as raw
 from hyperslab.storage import h5file, tree
@@ -221,20 +227,45 @@ class File:
         self._cache.add(node)
         return node
 
+    def _open_h5id(self, path: str, kind: Kind) -> Any:
+        """Open the HDF5 object at ``path`` for a node loaded without opening it.
+
+        Raises
+        ------
+        HDF5ExtError
+            If the object is not of the ``kind`` its CLASS attribute promised.
+        """
+        try:
+            h5id = tree.open_path(self.root._h5id, path)
+        except KeyError:
+            raise NoSuchNodeError(f"there is no node at ``{path}`` any more") from None
+        actual = tree.kind_of_id(h5id)
+        if actual is not kind:
+            raise HDF5ExtError(
+                f"the object at ``{path}`` is a {actual.name.lower()}, but its CLASS "
+                f"attribute says it is a {kind.name.lower()}: the file is malformed"
+            )
+        return h5id
+
     def _make_node(self, gid: Any, name: str, path: str, link_kind: Kind | None) -> Node:
         if link_kind is Kind.SOFTLINK:
             return SoftLink(self, path, gid)
         if link_kind is Kind.EXTLINK:
             return ExternalLink(self, path, gid)
+        class_value = raw.read_attribute_of(gid, name, "CLASS")
+        if class_value is not None:
+            cls = class_for_classid(str(class_value))
+            if cls is not None:
+                return cls(self, path, None, class_value)
         try:
             h5id = tree.open_child(gid, name)
         except KeyError:
             return Unknown(self, path, None)
         kind = tree.kind_of_id(h5id)
         if kind is Kind.GROUP:
-            return Group(self, path, h5id)
+            return Group(self, path, h5id, class_value)
         if kind is Kind.DATASET:
-            return leaf_class(h5id)(self, path, h5id)
+            return leaf_class(h5id)(self, path, h5id, class_value)
         return Unknown(self, path, h5id)
 
     def _load_node(self, path: str) -> Node:

@@ -38,8 +38,8 @@ class Group(GroupCompat, Node):
     _c_version: ClassVar[str] = "1.0"
     _kind: ClassVar[Kind] = Kind.GROUP
 
-    def __init__(self, file: File, path: str, h5id: Any) -> None:
-        super().__init__(file, path, h5id)
+    def __init__(self, file: File, path: str, h5id: Any, class_value: Any = None) -> None:
+        super().__init__(file, path, h5id, class_value)
         self._links: dict[str, Kind | None] | None = None
         self._kinds: dict[str, Kind] = {}
 

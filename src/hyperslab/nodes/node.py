@@ -33,20 +33,28 @@ class Node(NodeCompat):
     _kind: ClassVar[Kind] = Kind.UNKNOWN
     """What the node is in HDF5 terms (group, dataset, link)."""
 
-    def __init__(self, file: File, path: str, h5id: Any) -> None:
+    def __init__(self, file: File, path: str, h5id: Any, class_value: Any = None) -> None:
         self._file = file
         self._path = path
         self._h5id_ = h5id
         self._isopen = True
+        self._class_value = class_value
 
     # ------------------------------------------------------------------ identity
     @property
     def _h5id(self) -> Any:
-        """The open HDF5 object id (raises :class:`ClosedNodeError` once closed)."""
+        """The HDF5 object id, opened on first use (:class:`ClosedNodeError` once closed).
+
+        Walks create nodes without opening their HDF5 objects (a walk needs names and
+        classes, not datasets); the object is opened here when its data or attributes are
+        first touched.
+        """
         if not self._isopen:
             raise ClosedNodeError(f"the node object {self._path!r} is closed")
         if not self._file.isopen:
             raise ClosedNodeError(f"the file of node {self._path!r} is closed")
+        if self._h5id_ is None:
+            self._h5id_ = self._file._open_h5id(self._path, self._kind)
         return self._h5id_
 
     @property

@@ -53,6 +53,22 @@ def class_by_name(classname: str | None) -> type[Node] | None:
         ) from None
 
 
+GROUP_CLASSIDS = frozenset({"GROUP", "TINDEX", "INDEX", "CINDEX", "TRANSGROUP", "TRANSG",
+                            "MARKG"})
+"""CLASS values of PyTables groups (index and undo-log groups are plain groups here)."""
+
+
+def class_for_classid(classid: str) -> type[Node] | None:
+    """The node class a PyTables CLASS value names; None when it names none we serve.
+
+    The object is trusted to be of the matching kind (group or dataset); the node checks
+    it when it first opens the object.
+    """
+    if classid in GROUP_CLASSIDS:
+        return Group
+    return LEAF_CLASSES.get(classid)
+
+
 def leaf_class(h5id: Any) -> type[Leaf]:
     """The class of a dataset: from its ``CLASS`` attribute, or PyTables' heuristics."""
     classid = raw.read_string_attribute(h5id, "CLASS")
@@ -64,7 +80,7 @@ def leaf_class(h5id: Any) -> type[Leaf]:
 def _guess_leaf_class(dataset: Dataset) -> type[Leaf]:
     """PyTables' classification of a dataset without ``CLASS`` (written by h5py, say)."""
     hdf5_class = dataset.hdf5_class
-    dtype = dataset.dtype
+    dtype = dataset.dtype.base  # array types (shaped atoms) are classified by their base
     if hdf5_class in ("VLEN", "OPAQUE", "REFERENCE") or (dtype.kind in "OV" and not dtype.fields):
         return UnImplemented
     if dtype.fields and dtype.kind != "c":
@@ -75,6 +91,7 @@ def _guess_leaf_class(dataset: Dataset) -> type[Leaf]:
         return UnImplemented
     if dataset.chunks is None:
         return Array
-    if any(m is None for m in dataset.maxshape):
+    # PyTables never opens a complex dataset (a compound) as extendable.
+    if dtype.kind != "c" and any(m is None for m in dataset.maxshape):
         return EArray
     return CArray
