@@ -41,6 +41,7 @@ class Group(GroupCompat, Node):
     def __init__(self, file: File, path: str, h5id: Any, class_value: Any = None) -> None:
         super().__init__(file, path, h5id, class_value)
         self._links: dict[str, Kind | None] | None = None
+        self._visible: list[str] | None = None
         self._kinds: dict[str, Kind] = {}
 
     # ------------------------------------------------------------------ children
@@ -51,10 +52,13 @@ class Group(GroupCompat, Node):
         return self._links
 
     def _visible_names(self) -> list[str]:
-        return [n for n in self._link_table() if not is_hidden_name(n)]
+        """The visible children's names, sorted (cached until the group changes)."""
+        if self._visible is None:
+            self._visible = sorted(n for n in self._link_table() if not is_hidden_name(n))
+        return self._visible
 
     def _hidden_names(self) -> list[str]:
-        return [n for n in self._link_table() if is_hidden_name(n)]
+        return sorted(n for n in self._link_table() if is_hidden_name(n))
 
     def _kind_of(self, name: str) -> Kind:
         """What child ``name`` is, without loading it when possible."""
@@ -68,12 +72,13 @@ class Group(GroupCompat, Node):
         if self._links is not None:
             is_link = kind in (Kind.SOFTLINK, Kind.EXTLINK)
             self._links[name] = kind if is_link else None
-            self._links = dict(sorted(self._links.items()))
+        self._visible = None
         self._kinds[name] = kind
 
     def _child_removed(self, name: str) -> None:
         if self._links is not None:
             self._links.pop(name, None)
+        self._visible = None
         self._kinds.pop(name, None)
 
     def get_child(self, name: str) -> Node:
@@ -88,7 +93,7 @@ class Group(GroupCompat, Node):
 
     def __getattr__(self, name: str) -> Node:
         if name.startswith("__") or name in ("_file", "_path", "_h5id_", "_isopen", "_links",
-                                             "_kinds"):
+                                             "_kinds", "_visible", "_class_value"):
             raise AttributeError(name)
         try:
             return self._file._load_child(self, name)
