@@ -4,6 +4,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
+
+from hyperslab.codecs.filters import Filters
 from hyperslab.storage import attributes as raw
 
 if TYPE_CHECKING:
@@ -26,6 +29,13 @@ NOT_COPIED_ATTRS = frozenset(
      "ENCODING"}
 )
 """System attributes that describe a node's own layout and are not copied to another node."""
+
+
+def _as_user_value(name: str, value: Any) -> Any:
+    """PyTables shows the packed ``FILTERS`` system attribute as a Filters object."""
+    if name == "FILTERS" and isinstance(value, (int, np.integer)):
+        return Filters._unpack(int(value))
+    return value
 
 
 def is_sys_attr(name: str) -> bool:
@@ -122,11 +132,12 @@ class AttributeSet:
         if name == "CLASS" and self._node._class_value is not None:
             return self._node._class_value  # read when the node was loaded; read-only
         try:
-            return raw.read_attribute(self._oid, name)
+            value = raw.read_attribute(self._oid, name)
         except KeyError:
             raise AttributeError(
                 f"Attribute ``{name}`` does not exist in node: ``{self._node.path}``"
             ) from None
+        return _as_user_value(name, value)
 
     def __getattr__(self, name: str) -> Any:
         if name.startswith("__"):
@@ -135,7 +146,7 @@ class AttributeSet:
 
     def __getitem__(self, name: str) -> Any:
         try:
-            return raw.read_attribute(self._oid, name)
+            return _as_user_value(name, raw.read_attribute(self._oid, name))
         except KeyError:
             raise KeyError(
                 f"Attribute ``{name}`` does not exist in node: ``{self._node.path}``"

@@ -7,6 +7,8 @@ import time
 from collections.abc import Iterator
 from typing import Any
 
+import numpy as np
+
 from hyperslab import parameters
 from hyperslab.codecs.filters import Filters
 from hyperslab.errors import (
@@ -145,7 +147,7 @@ class File:
             raw.write_sys_string(h5id, "CLASS", "GROUP")
             raw.write_sys_string(h5id, "VERSION", "1.0")
             raw.write_sys_string(h5id, "PYTABLES_FORMAT_VERSION", FORMAT_VERSION)
-        if filters is not None and filters != Filters():
+        if filters is not None:
             raw.write_int_attribute(h5id, "FILTERS", filters._pack(), "int64")
 
     # ------------------------------------------------------------------ state
@@ -252,9 +254,11 @@ class File:
             return SoftLink(self, path, gid)
         if link_kind is Kind.EXTLINK:
             return ExternalLink(self, path, gid)
-        class_value = raw.read_attribute_of(gid, name, "CLASS")
-        if class_value is not None:
-            cls = class_for_classid(str(class_value))
+        classid = raw.read_string_attribute_of(gid, name, "CLASS")
+        # PyTables reads CLASS (a system attribute) back as a str; cache it for attrs.CLASS.
+        class_value = None if classid is None else np.str_(classid)
+        if classid is not None:
+            cls = class_for_classid(classid)
             if cls is not None:
                 return cls(self, path, None, class_value)
         try:
@@ -417,9 +421,12 @@ class File:
             raw.write_sys_string(gid, "CLASS", "GROUP")
             raw.write_sys_string(gid, "VERSION", "1.0")
             raw.write_sys_string(gid, "TITLE", title)
-        inherited = filters if filters is not None else parent.filters
-        if inherited != Filters():
-            raw.write_int_attribute(gid, "FILTERS", inherited._pack(), "int64")
+        # As PyTables: explicit filters are written; otherwise the parent's FILTERS attribute
+        # is inherited only when the parent has one.
+        if filters is None and raw.has_attribute(parent._h5id, "FILTERS"):
+            filters = parent.filters
+        if filters is not None:
+            raw.write_int_attribute(gid, "FILTERS", filters._pack(), "int64")
         parent._child_added(name, Kind.GROUP)
         return self._load_child(parent, name)  # type: ignore[return-value]
 
@@ -473,18 +480,17 @@ class File:
             if atom is None or shape is None:
                 raise TypeError("if the obj parameter is not specified, atom and shape "
                                 "parameters must be")
-            data, flavor = create.as_data(create.filled(atom, shape), atom)
-            flavor_attr: str | None = None
+            data, _ = create.as_data(create.filled(atom, shape), atom)
+            flavor = "numpy"
         else:
             data, flavor = create.as_data(obj, atom)
-            flavor_attr = flavor
         data = data.astype(create.with_byteorder(data.dtype, byteorder), copy=False)
         dataset = create.create_array_dataset(
             parent._h5id, name, data, track_times=track_times
         )
         if self._options.pytables_sys_attrs:
             create.write_leaf_sys_attrs(dataset.dsid, Array._c_classid, Array._c_version,
-                                        title, flavor=flavor_attr)
+                                        title, flavor=flavor)
         return self._finish_leaf(parent, name)  # type: ignore[return-value]
 
     def create_carray(
