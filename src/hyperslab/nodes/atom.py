@@ -18,19 +18,24 @@ Differences from PyTables, all deliberate:
 
 from __future__ import annotations
 
+import importlib
 import inspect
 import operator
-import pickle
 import re
-import sys
 import warnings
-from collections.abc import Iterator, Mapping, Sequence
-from typing import Any, ClassVar, NoReturn, TypeAlias
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any, ClassVar, TypeAlias
 
 import numpy as np
 
-from hyperslab._typing import AnyArray, DTypeLike, Shape
+from hyperslab._typing import DTypeLike, Shape
 from hyperslab.errors import FlavorWarning
+from hyperslab.nodes._reprs import np_repr
+from hyperslab.nodes.enum import Enum
+
+if TYPE_CHECKING:
+    from hyperslab.nodes.atom_hdf5 import atom_from_hdf5_dtype
+    from hyperslab.nodes.pseudoatom import ObjectAtom, PseudoAtom, VLStringAtom, VLUnicodeAtom
 
 ShapeLike: TypeAlias = int | np.integer[Any] | Sequence[int]
 """An atom shape: an int ``N`` (same as ``(N,)``) or a sequence of ints."""
@@ -40,18 +45,6 @@ SctypeLike: TypeAlias = str | type[np.generic]
 
 _MAX_RANK = 32  # HDF5's limit on the rank of a dataspace or array type
 _TYPE_RE = re.compile(r"^([a-z]+)([0-9]*)$")
-
-
-# NumPy 2 prints scalars as ``np.float64(0.0)``; PyTables documents ``0.0`` (NumPy 1 style).
-_PLAIN_SCALARS: dict[str, Any] = (
-    {"legacy": "1.25"} if np.lib.NumpyVersion(np.__version__) >= "2.0.0" else {}
-)
-
-
-def _np_repr(obj: Any) -> str:
-    """Return ``repr(obj)`` with NumPy scalars printed as PyTables documents them."""
-    with np.printoptions(**_PLAIN_SCALARS):
-        return repr(obj)
 
 
 def split_type(type_: str) -> tuple[str, int | None]:
@@ -368,7 +361,7 @@ class Atom:
         return hash((self.type, self.shape, self.itemsize))
 
     def __repr__(self) -> str:
-        args = f"shape={self.shape!r}, dflt={_np_repr(self.dflt)}"
+        args = f"shape={self.shape!r}, dflt={np_repr(self.dflt)}"
         if not self._fixed_itemsize:
             args = f"itemsize={self.itemsize}, {args}"
         return f"{type(self).__name__}({args})"
@@ -625,120 +618,7 @@ class ReferenceAtom(Atom):
         return f"ReferenceAtom(shape={self.shape!r})"
 
 
-# ----------------------------------------------------------------------------- Enum
-
-
-class Enum:
-    """An immutable enumerated type: names mapped to unique concrete values.
-
-    Parameters
-    ----------
-    enum : list, tuple, dict or Enum
-        A sequence of names (values 0, 1, 2, ... in order), a mapping of names to
-        concrete values, or another Enum (copied).
-
-    Examples
-    --------
-    >>> colors = Enum({'red': 4, 'green': 2})
-    >>> colors.red, colors['green'], colors(4)
-    (4, 2, 'red')
-    """
-
-    _names: dict[str, Any]
-    _values: dict[Any, str]
-
-    def __init__(self, enum: Sequence[str] | Mapping[str, Any] | Enum) -> None:
-        object.__setattr__(self, "_names", {})
-        object.__setattr__(self, "_values", {})
-        pairs: Any
-        if isinstance(enum, list | tuple):
-            pairs = ((name, value) for value, name in enumerate(enum))
-        elif isinstance(enum, dict):
-            pairs = enum.items()
-        elif isinstance(enum, Enum):
-            pairs = enum._names.items()
-        else:
-            raise TypeError(
-                "enumerations can only be created from sequences, mappings and other "
-                f"enumerations, not {enum!r}"
-            )
-        for name, value in pairs:
-            self._add(name, value)
-
-    def _add(self, name: Any, value: Any) -> None:
-        if not isinstance(name, str):
-            raise TypeError(f"name of enumerated value is not a string: {name!r}")
-        if name.startswith("_"):
-            raise ValueError(f"name of enumerated value can not start with ``_``: {name!r}")
-        if name in self._names:
-            raise ValueError(f"enumerated values contain duplicate names: {name!r}")
-        if value in self._values:
-            raise ValueError(f"enumerated values contain duplicate concrete values: {value!r}")
-        self._names[name] = value
-        self._values[value] = name
-
-    def __getitem__(self, name: str) -> Any:
-        """Return the concrete value named `name` (KeyError if there is none)."""
-        try:
-            return self._names[name]
-        except KeyError:
-            raise KeyError(f"no enumerated value with that name: {name!r}") from None
-
-    def __getattr__(self, name: str) -> Any:
-        if name.startswith("_"):  # never a value name; keeps copy/pickle probes sane
-            raise AttributeError(name)
-        try:
-            return self[name]
-        except KeyError as exc:
-            raise AttributeError(*exc.args) from None
-
-    def __setattr__(self, name: str, value: Any) -> NoReturn:
-        raise AttributeError("operation not allowed")
-
-    def __delattr__(self, name: str) -> NoReturn:
-        raise AttributeError("operation not allowed")
-
-    def __setitem__(self, name: Any, value: Any) -> NoReturn:
-        raise IndexError("operation not allowed")
-
-    def __delitem__(self, name: Any) -> NoReturn:
-        raise IndexError("operation not allowed")
-
-    def __contains__(self, name: object) -> bool:
-        if not isinstance(name, str):
-            raise TypeError(f"name of enumerated value is not a string: {name!r}")
-        return name in self._names
-
-    def __call__(self, value: Any, *default: Any) -> Any:
-        """Return the name of concrete `value`, else `default` if given, else ValueError."""
-        try:
-            return self._values[value]
-        except KeyError:
-            if default:
-                return default[0]
-            raise ValueError(f"no enumerated value with that concrete value: {value!r}") from None
-
-    def __len__(self) -> int:
-        return len(self._names)
-
-    def __iter__(self) -> Iterator[tuple[str, Any]]:
-        """Yield ``(name, value)`` pairs."""
-        yield from self._names.items()
-
-    def __eq__(self, other: object) -> bool:
-        return isinstance(other, Enum) and self._names == other._names
-
-    def __ne__(self, other: object) -> bool:
-        return not self.__eq__(other)
-
-    def __hash__(self) -> int:
-        return hash(frozenset(self._names.items()))
-
-    def __reduce__(self) -> tuple[Any, ...]:
-        return (Enum, (dict(self._names),))
-
-    def __repr__(self) -> str:
-        return f"Enum({_np_repr(self._names)})"
+# ----------------------------------------------------------------------------- EnumAtom
 
 
 class EnumAtom(Atom):
@@ -882,200 +762,25 @@ deftype_from_kind: dict[str, str] = {
 """PyTables kind -> default PyTables type (kinds with a default item size)."""
 
 
-# ----------------------------------------------------------------------------- pseudo-atoms
+
+# ----------------------------------------------------------------------------- moved names
+
+# Names defined in modules built on this one, still importable from here.  They are
+# resolved on first use (PEP 562): importing them eagerly would be an import cycle.
+_BUILT_ON_ATOM: dict[str, str] = {
+    "ObjectAtom": "hyperslab.nodes.pseudoatom",
+    "PseudoAtom": "hyperslab.nodes.pseudoatom",
+    "VLStringAtom": "hyperslab.nodes.pseudoatom",
+    "VLUnicodeAtom": "hyperslab.nodes.pseudoatom",
+    "atom_from_hdf5_dtype": "hyperslab.nodes.atom_hdf5",
+}
 
 
-class PseudoAtom:
-    """Base of the VLArray-only pseudo-atoms: a `base` storage atom, no dflt nor itemsize."""
-
-    kind: ClassVar[str]
-    type: ClassVar[str]
-    base: ClassVar[Atom]
-    shape: ClassVar[Shape] = ()
-
-    def __repr__(self) -> str:
-        return f"{type(self).__name__}()"
-
-    def toarray(self, object_: Any) -> AnyArray:
-        """Convert `object_` into a 1-D array of base atoms."""
-        raise NotImplementedError
-
-    def fromarray(self, array: AnyArray) -> Any:
-        """Convert a 1-D array of base atoms back into an object."""
-        raise NotImplementedError
-
-
-class VLStringAtom(PseudoAtom):
-    """One ``bytes`` object per VLArray row, stored as uint8."""
-
-    kind = "vlstring"
-    type = "vlstring"
-    base = UInt8Atom()
-
-    def toarray(self, object_: Any) -> AnyArray:
-        """Return the bytes of `object_` as a uint8 array."""
-        if not isinstance(object_, bytes):
-            raise TypeError(f"object is not bytes: {object_!r}")
-        return np.frombuffer(object_, dtype=np.uint8)
-
-    def fromarray(self, array: AnyArray) -> bytes:
-        """Return the bytes held in `array`."""
-        return np.ascontiguousarray(array, dtype=np.uint8).tobytes()
-
-
-class VLUnicodeAtom(PseudoAtom):
-    """One ``str`` per VLArray row, stored as UCS-4 code points (uint32)."""
-
-    kind = "vlunicode"
-    type = "vlunicode"
-    base = UInt32Atom()
-
-    def toarray(self, object_: Any) -> AnyArray:
-        """Return the code points of `object_` as a uint32 array."""
-        if not isinstance(object_, str):
-            raise TypeError(f"object is not a string: {object_!r}")
-        encoded = object_.encode(f"utf-32-{sys.byteorder[0]}e", "surrogatepass")
-        return np.frombuffer(encoded, dtype=np.uint32)
-
-    def fromarray(self, array: AnyArray) -> str:
-        """Return the string whose code points `array` holds (trailing NULs dropped)."""
-        if len(array) == 0:
-            return ""
-        codes = np.ascontiguousarray(array, dtype=np.uint32)
-        return str(codes.view(f"U{len(codes)}")[0])
-
-
-class ObjectAtom(PseudoAtom):
-    """One pickled Python object per VLArray row, stored as uint8.
-
-    Reading unpickles, so only read files you trust (as with PyTables).
-    """
-
-    kind = "object"
-    type = "object"
-    base = UInt8Atom()
-
-    def toarray(self, object_: Any) -> AnyArray:
-        """Return the pickle of `object_` as a uint8 array."""
-        return np.frombuffer(pickle.dumps(object_, pickle.HIGHEST_PROTOCOL), dtype=np.uint8)
-
-    def fromarray(self, array: AnyArray) -> Any:
-        """Unpickle `array`; an empty array gives None."""
-        if array.size == 0:
-            return None
-        return pickle.loads(np.ascontiguousarray(array, dtype=np.uint8).tobytes())
-
-
-# ----------------------------------------------------------------------------- from HDF5
-
-_HDF5_CLASSES = frozenset(
-    "INTEGER FLOAT TIME STRING BITFIELD OPAQUE COMPOUND REFERENCE ENUM VLEN ARRAY".split()
-)
-
-
-def _unsupported(h5class: str, dtype: np.dtype[Any]) -> TypeError:
-    return TypeError(f"the HDF5 class ``H5T_{h5class}`` is not supported yet: {dtype!r}")
-
-
-def _complex_or_error(dtype: np.dtype[Any]) -> Atom:
-    # PyTables takes a compound of float fields named ('r', 'i') as complex.
-    fields: Mapping[str, Any] = dtype.fields or {}
-    if list(fields) == ["r", "i"] and all(f[0].kind == "f" for f in fields.values()):
-        return ComplexAtom(2 * max(f[0].itemsize for f in fields.values()))
-    raise _unsupported("COMPOUND", dtype)
-
-
-def _element_atom(dtype: np.dtype[Any], h5class: str | None) -> Atom:
-    """Atom of a scalar element type (neither subarray nor vlen)."""
-    metadata: Mapping[str, Any] = dtype.metadata or {}
-    if h5class == "BITFIELD":
-        return BoolAtom()
-    if h5class == "TIME":
-        return Atom.from_kind("time", dtype.itemsize)
-    if "ref" in metadata:
-        if getattr(metadata["ref"], "__name__", None) != "Reference":
-            raise _unsupported("REFERENCE", dtype)
-        return ReferenceAtom()
-    if "enum" in metadata:
-        # PyTables names the first member (in HDF5's member order) as the default.
-        members = metadata["enum"]
-        enum = Enum({name: dtype.type(value) for name, value in members.items()})
-        return EnumAtom(enum, next(iter(members)), Atom.from_dtype(dtype))
-    if dtype.names is not None:
-        return _complex_or_error(dtype)
-    if h5class == "OPAQUE" or dtype.kind in "VMm":  # h5py: void, datetime64 -> OPAQUE
-        raise _unsupported("OPAQUE", dtype)
-    if dtype.kind == "b":
-        # h5py writes bools as an int8 ENUM {FALSE: 0, TRUE: 1} and reads it back as bool.
-        enum = Enum({"FALSE": np.int8(0), "TRUE": np.int8(1)})
-        return EnumAtom(enum, "FALSE", Int8Atom())
-    if dtype.kind == "O":
-        raise TypeError(f"object dtype without h5py vlen or reference metadata: {dtype!r}")
-    return Atom.from_dtype(dtype)
-
-
-def atom_from_hdf5_dtype(
-    dtype: DTypeLike, *, hdf5_class: str | None = None, dflt: Any = None
-) -> Atom:
-    """Return the atom PyTables reports for a dataset whose type h5py reads as `dtype`.
-
-    Parameters
-    ----------
-    dtype : numpy.dtype
-        The dtype h5py reports (with h5py's metadata for enums, vlens and references).
-    hdf5_class : str, optional
-        HDF5 class of the innermost element type (through ARRAY and VLEN), for what
-        the dtype cannot tell: ``'BITFIELD'`` (PyTables' bools, read by h5py as
-        uint8) gives BoolAtom, ``'TIME'`` gives Time32Atom or Time64Atom by item size
-        (h5py cannot read TIME types: pass any dtype of that size).  Case and an
-        ``'H5T_'`` prefix are ignored.
-    dflt : object, optional
-        The dataset's fill value: it becomes the atom's ``dflt`` as in PyTables (for an
-        EnumAtom the default *name* stays the first member's).  None keeps the default.
-
-    Returns
-    -------
-    Atom
-        Byte order is dropped (``'>f8'`` gives Float64Atom); subarray dtypes give shaped
-        atoms; a vlen dtype gives the atom of its elements (as VLArray reports it);
-        h5py's bools (an int8 ENUM) give PyTables' EnumAtom of FALSE/TRUE.
-
-    Raises
-    ------
-    TypeError
-        What PyTables cannot load as an atom (vlen strings, region references,
-        compounds other than complex, opaque types): the node is then UnImplemented.
-    ValueError
-        An unknown `hdf5_class`.
-    """
-    dtype = np.dtype(dtype)
-    h5class = None if hdf5_class is None else hdf5_class.upper().removeprefix("H5T_")
-    if h5class is not None and h5class not in _HDF5_CLASSES:
-        raise ValueError(f"unknown HDF5 type class: {hdf5_class!r}")
-    if dtype.subdtype is not None:
-        base, shape = dtype.subdtype
-        atom = atom_from_hdf5_dtype(base, hdf5_class=h5class).copy(shape=shape)
-    else:
-        metadata: Mapping[str, Any] = dtype.metadata or {}
-        element = metadata.get("vlen")
-        if element is str or element is bytes:
-            raise TypeError("variable length strings are not supported yet")
-        if element is not None:
-            atom = atom_from_hdf5_dtype(element, hdf5_class=h5class)
-        else:
-            atom = _element_atom(dtype, h5class)
-    if dflt is not None and atom.dtype.base.kind != "O":
-        _set_fill_value(atom, dflt)
-    return atom
-
-
-def _set_fill_value(atom: Atom, fill: Any) -> None:
-    """Make a dataset's fill value the atom's default, as PyTables does on opening."""
-    value = np.asarray(fill)
-    if value.dtype.names == ("r", "i"):  # a complex compound h5py did not convert
-        value = value["r"] + 1j * value["i"]
-    value = np.array(value, dtype=atom.dtype.base)
-    atom.dflt = value[()] if atom.shape == () else np.broadcast_to(value, atom.shape).copy()
+def __getattr__(name: str) -> Any:
+    module = _BUILT_ON_ATOM.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return getattr(importlib.import_module(module), name)
 
 
 __all__ = [
