@@ -10,7 +10,7 @@ from typing import Any
 
 import numpy as np
 
-from hyperslab._typing import AnyArray, Selection
+from hyperslab._typing import AnyArray, Selection, Shape
 from hyperslab.chunked.selection import finish_read, plan_selection, prepare_write
 from hyperslab.storage.datasets import Dataset
 
@@ -32,9 +32,10 @@ def read_selection(dataset: Dataset, key: Selection) -> AnyArray:
     plan = plan_selection(key, shape)
     if plan.empty:
         return np.empty(plan.result_shape, dtype=dataset.dtype)
+    item_shape = _item_shape(dataset.dtype)
     if plan.mask is not None:
-        return finish_read(plan, dataset.read(()))
-    return finish_read(plan, dataset.read(plan.h5key))
+        return finish_read(plan, dataset.read(()), item_shape)
+    return finish_read(plan, dataset.read(plan.h5key), item_shape)
 
 
 def write_selection(dataset: Dataset, key: Selection, value: Any) -> None:
@@ -50,7 +51,7 @@ def write_selection(dataset: Dataset, key: Selection, value: Any) -> None:
     if dataset.is_scalar:
         if key not in ((), Ellipsis):
             raise IndexError(f"a scalar dataset only accepts () or ... as index, not {key!r}")
-        dataset.write((), np.broadcast_to(array, ()).copy())
+        dataset.write((), np.broadcast_to(array, _item_shape(dtype)).copy())
         return
     plan = plan_selection(key, dataset.shape)
     if plan.mask is not None:
@@ -59,15 +60,20 @@ def write_selection(dataset: Dataset, key: Selection, value: Any) -> None:
         dataset.write((), full)
         return
     try:
-        prepared = prepare_write(plan, array)
+        prepared = prepare_write(plan, array, _item_shape(dtype))
     except ValueError as exc:
         raise ValueError(
             f"could not broadcast a value of shape {array.shape} to the selection of shape "
-            f"{plan.result_shape}"
+            f"{plan.result_shape + _item_shape(dtype)}"
         ) from exc
     if plan.empty:
         return
     dataset.write(plan.h5key, prepared)
+
+
+def _item_shape(dtype: np.dtype[Any]) -> Shape:
+    """The shape of one element: ``()``, or the subarray shape of an HDF5 array type."""
+    return tuple(dtype.subdtype[1]) if dtype.subdtype is not None else ()
 
 
 def _convert(value: Any, dtype: np.dtype[Any]) -> AnyArray:

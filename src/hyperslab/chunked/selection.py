@@ -210,30 +210,35 @@ def plan_selection(key: Selection, shape: Shape) -> SelectionPlan:
     )
 
 
-def finish_read(plan: SelectionPlan, data: AnyArray) -> AnyArray:
-    """Apply a plan's in-memory steps to the data its ``h5key`` read."""
+def finish_read(plan: SelectionPlan, data: AnyArray, item_shape: Shape = ()) -> AnyArray:
+    """Apply a plan's in-memory steps to the data its ``h5key`` read.
+
+    ``item_shape`` is the shape of each element (HDF5 array types, PyTables' shaped atoms):
+    those trailing axes of ``data`` are carried along untouched.
+    """
     if plan.mask is not None:
         return data[plan.mask]
-    data = data.reshape(plan.shape)
+    data = data.reshape(plan.shape + item_shape)
     if plan.flip_axes:
         data = np.flip(data, axis=plan.flip_axes)
     if plan.take is not None:
         data = np.take(data, plan.take[1], axis=plan.take[0])
-    data = data.reshape(plan.inplace_shape)
+    data = data.reshape(plan.inplace_shape + item_shape)
     if plan.front_axis is not None:
         data = np.moveaxis(data, plan.front_axis, 0)
     return data
 
 
-def prepare_write(plan: SelectionPlan, value: AnyArray) -> AnyArray:
+def prepare_write(plan: SelectionPlan, value: AnyArray, item_shape: Shape = ()) -> AnyArray:
     """Broadcast ``value`` to the selection and reorder it to match ``plan.h5key``.
 
     With repeated indices the last value given for an index wins, as in NumPy.
+    ``item_shape`` is the shape of each element (trailing axes of ``value``).
     """
-    value = np.broadcast_to(value, plan.result_shape)
+    value = np.broadcast_to(value, plan.result_shape + item_shape)
     if plan.front_axis is not None:
         value = np.moveaxis(value, 0, plan.front_axis)
-    value = value.reshape(_without_new_axes(plan))
+    value = value.reshape(_without_new_axes(plan) + item_shape)
     if plan.take is not None:
         axis, inverse = plan.take
         # The last occurrence of each unique index wins (NumPy's assignment order).

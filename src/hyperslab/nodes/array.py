@@ -83,25 +83,29 @@ class EArray(CArray):
         """
         self._file._check_writable()
         dtype = self._dataset.dtype
+        # Shaped atoms (HDF5 array types): each row element brings atom.shape trailing axes.
+        base, item_shape = dtype.subdtype if dtype.subdtype is not None else (dtype, ())
         try:
-            data = np.asarray(self._quantized(sequence), dtype=dtype)
+            data = np.asarray(self._quantized(sequence), dtype=base)
         except (ValueError, TypeError) as exc:
             raise ValueError(
                 f"cannot append {sequence!r:.80} to {self._path}: not convertible to {dtype}: {exc}"
             ) from exc
         shape = self.shape
+        full_shape = shape + tuple(item_shape)
         extdim = self.extdim
-        if data.ndim != len(shape):
+        if data.ndim != len(full_shape):
             raise ValueError(
                 f"the rank of the appended object ({data.ndim}) differs from the rank of "
-                f"{self._path} ({len(shape)}); shapes {data.shape} and {shape}"
+                f"{self._path} ({len(full_shape)}); shapes {data.shape} and {full_shape}"
             )
-        expected = list(shape)
+        expected = list(full_shape)
         expected[extdim] = data.shape[extdim]
         if tuple(expected) != data.shape:
             raise ValueError(
                 f"the shape of the appended object {data.shape} differs from the shape of "
-                f"{self._path} {shape} in a dimension other than the extendable one ({extdim})"
+                f"{self._path} {full_shape} in a dimension other than the extendable one "
+                f"({extdim})"
             )
         added = data.shape[extdim]
         if added == 0:

@@ -31,7 +31,8 @@ def as_data(obj: Any, atom: Atom | None) -> tuple[AnyArray, str]:
     TypeError
         For object, unicode or ragged data, which HDF5 arrays cannot hold.
     """
-    flavor = "python" if isinstance(obj, _PYTHON_FLAVOR_TYPES) else "numpy"
+    python = isinstance(obj, _PYTHON_FLAVOR_TYPES) and not isinstance(obj, np.generic)
+    flavor = "python" if python else "numpy"
     try:
         data = np.asarray(obj) if atom is None else np.asarray(obj, dtype=atom.dtype.base)
     except (ValueError, TypeError) as exc:
@@ -76,10 +77,14 @@ def write_leaf_sys_attrs(
     h5id: Any, classid: str, version: str, title: str, *, flavor: str | None = None,
     extdim: int | None = None,
 ) -> None:
-    """Write PyTables' system attributes of a leaf (FORMAT.md §3.1)."""
-    raw.write_sys_string(h5id, "CLASS", classid)
-    raw.write_sys_string(h5id, "VERSION", version)
-    raw.write_sys_string(h5id, "TITLE", title)
+    """Write PyTables' system attributes of a leaf (FORMAT.md §3.1).
+
+    Like PyTables, the strings of chunked arrays (CARRAY, EARRAY) are marked ASCII.
+    """
+    ascii = classid in ("CARRAY", "EARRAY")
+    raw.write_sys_string(h5id, "CLASS", classid, ascii=ascii)
+    raw.write_sys_string(h5id, "VERSION", version, ascii=ascii)
+    raw.write_sys_string(h5id, "TITLE", title, ascii=ascii)
     if extdim is not None:
         raw.write_int_attribute(h5id, "EXTDIM", extdim, "int32")
     if flavor is not None:
@@ -90,18 +95,11 @@ def create_array_dataset(
     parent_id: Any, name: str, data: AnyArray, *, track_times: bool
 ) -> Dataset:
     """Create a contiguous dataset holding ``data`` (PyTables' Array)."""
-    if data.size == 0:
-        # HDF5 cannot create an empty contiguous dataset of every shape: chunk it, fixed.
-        chunks = tuple(max(1, d) for d in data.shape) if data.ndim else None
-        dataset = create_dataset(
-            parent_id, name, shape=data.shape, dtype=data.dtype, maxshape=data.shape,
-            chunks=chunks, track_times=track_times,
-        )
-        return dataset
     dataset = create_dataset(
         parent_id, name, shape=data.shape, dtype=data.dtype, track_times=track_times
     )
-    dataset.write((), np.ascontiguousarray(data))
+    if data.size:  # an empty array is an empty contiguous dataset, as PyTables makes it
+        dataset.write((), np.ascontiguousarray(data))
     return dataset
 
 
@@ -140,31 +138,44 @@ def create_chunked_dataset(
     byteorder: str | None,
     track_times: bool,
 ) -> Dataset:
-    """Create the dataset of a CArray (``extdim`` None) or an EArray."""
-    dtype = with_byteorder(atom.dtype.base if atom.dtype.subdtype else atom.dtype, byteorder)
-    full_shape = tuple(shape) + tuple(atom.shape)
-    full_chunks = tuple(chunkshape) + tuple(atom.shape)
+    """Create the dataset of a CArray (``extdim`` None) or an EArray.
+
+    As in PyTables, a shaped atom (``Int32Atom(shape=(2,))``) becomes an HDF5 array type:
+    the dataset has the leaf's ``shape`` and each element holds ``atom.shape`` values.
+    """
+    base = with_byteorder(atom.dtype.base, byteorder)
+    dtype = np.dtype((base, atom.shape)) if atom.shape else base
     if extdim is None:
-        maxshape: list[int | None] = list(compute_maxshape_carray(full_shape, full_chunks))
+        maxshape: list[int | None] = list(compute_maxshape_carray(shape, chunkshape))
     else:
-        maxshape = list(full_shape)
+        maxshape = list(shape)
         maxshape[extdim] = None
     check_pipeline_available(filters)
     pipeline = [
         (s.filter_id, s.flags, s.cd_values)
-        for s in filters_to_pipeline(filters, dtype.itemsize, full_chunks)
+        for s in filters_to_pipeline(
+            filters, dtype.itemsize, chunkshape, basetypesize=base.itemsize,
+            classname="CARRAY" if extdim is None else "EARRAY",
+        )
     ]
+    # PyTables sets a fill value only for a true default or an array one (shaped atoms).
+    dflt = atom.dflt
+    fillvalue = dflt if isinstance(dflt, np.ndarray) or dflt else None
     return create_dataset(
-        parent_id, name, shape=full_shape, dtype=dtype, maxshape=maxshape, chunks=full_chunks,
-        pipeline=pipeline, fillvalue=atom.dflt, track_times=track_times,
+        parent_id, name, shape=shape, dtype=dtype, maxshape=maxshape, chunks=chunkshape,
+        pipeline=pipeline, fillvalue=fillvalue, track_times=track_times,
     )
 
 
 def filled(atom: Atom, shape: Any) -> AnyArray:
-    """An array of ``shape`` (plus the atom's own shape) filled with the atom's default."""
+    """The initial data of an Array made from ``atom`` and ``shape`` (no ``obj``).
+
+    Zeros of ``shape`` plus the atom's own shape: PyTables ignores the atom's ``dflt``
+    here (it does use it as the fill value of CArrays and EArrays).
+    """
     full = tuple(int(d) for d in _as_shape(shape)) + tuple(atom.shape)
     base = atom.dtype.base if atom.dtype.subdtype else atom.dtype
-    return np.full(full, atom.dflt, dtype=base)
+    return np.zeros(full, dtype=base)
 
 
 def _as_shape(shape: Any) -> Shape:
@@ -190,9 +201,11 @@ def resolve_atom_shape(
     Raises
     ------
     TypeError
-        If neither ``obj`` nor ``atom`` and ``shape`` are given.
+        If neither ``obj`` nor ``atom`` and ``shape`` are given, or ``atom`` has a shape
+        while ``obj`` is given (as in PyTables).
     ValueError
-        If ``obj`` disagrees with the given ``atom`` or ``shape``.
+        If ``obj`` disagrees with the given ``shape``, or a CArray's shape has a zero
+        dimension.
     """
     if obj is None:
         if atom is None or shape is None:
@@ -200,7 +213,12 @@ def resolve_atom_shape(
                             "must be")
         if not isinstance(atom, Atom):
             raise TypeError(f"atom must be an Atom instance, not {atom!r}")
-        return atom, _as_shape(shape), None
+        return atom, _checked_carray_shape(_as_shape(shape), extendable), None
+    if atom is not None and atom.shape:
+        raise TypeError(
+            f"the atom parameter {atom!r} is not consistent with the data type of the obj "
+            f"parameter: an obj gives atoms without shape (its dims are the leaf's dims)"
+        )
     data, _flavor = as_data(obj, None)
     obj_atom = Atom.from_dtype(data.dtype)
     if atom is not None and atom.dtype.base != data.dtype:
@@ -216,7 +234,17 @@ def resolve_atom_shape(
             f"the shape of obj {data.shape} is not consistent with the shape argument "
             f"{_as_shape(shape)}"
         )
-    return obj_atom, data_shape, data
+    return obj_atom, _checked_carray_shape(data_shape, extendable), data
+
+
+def _checked_carray_shape(shape: Shape, extendable: bool) -> Shape:
+    """``shape``, unless a CArray would get a zero dimension (PyTables refuses those)."""
+    if not extendable and 0 in shape:
+        raise ValueError(
+            f"shape parameter cannot have zero-dimensions: {tuple(shape)} (use an EArray "
+            f"for data that grows from nothing)"
+        )
+    return shape
 
 
 def extendable_dim(shape: Shape) -> int:

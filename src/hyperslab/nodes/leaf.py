@@ -13,7 +13,8 @@ from hyperslab._typing import AnyArray, Selection, Shape
 from hyperslab.chunked.access import read_selection, write_selection
 from hyperslab.codecs.filters import Filters
 from hyperslab.codecs.pipeline import FilterStep, pipeline_to_filters
-from hyperslab.nodes.atom import Atom, atom_from_hdf5_dtype
+from hyperslab.nodes.atom import Atom
+from hyperslab.nodes.atom_hdf5 import atom_from_hdf5_dtype
 from hyperslab.nodes.compat import LeafCompat
 from hyperslab.nodes.node import Node
 from hyperslab.storage import attributes as raw
@@ -65,8 +66,8 @@ class Leaf(LeafCompat, Node):
     _c_classid: ClassVar[str] = "LEAF"
     _kind: ClassVar[Kind] = Kind.DATASET
 
-    def __init__(self, file: File, path: str, h5id: Any) -> None:
-        super().__init__(file, path, h5id)
+    def __init__(self, file: File, path: str, h5id: Any, class_value: Any = None) -> None:
+        super().__init__(file, path, h5id, class_value)
         self._dataset_: Dataset | None = None
         self._lsd: int | None = None
 
@@ -86,20 +87,24 @@ class Leaf(LeafCompat, Node):
     def dtype(self) -> np.dtype[Any]:
         """The NumPy dtype of the elements, in native byte order (as read results have)."""
         dtype = self._dataset.dtype
+        if dtype.subdtype is not None:  # shaped atoms: the base's byte order
+            base, shape = dtype.subdtype
+            return np.dtype((base.newbyteorder("=") if not base.isnative else base, shape))
         return dtype if dtype.isnative else dtype.newbyteorder("=")
 
     @property
     def atom(self) -> Atom:
         """The atom (PyTables' element type description) of the leaf."""
         dataset = self._dataset
-        return atom_from_hdf5_dtype(
-            dataset.dtype, hdf5_class=dataset.hdf5_class, dflt=self._atom_dflt()
-        )
+        hdf5_class = dataset.hdf5_class
+        # Enums are recognised from h5py's dtype metadata (h5py's bools are an int8 enum).
+        dtype = dataset.raw_dtype if hdf5_class == "ENUM" else dataset.dtype
+        return atom_from_hdf5_dtype(dtype, hdf5_class=hdf5_class, dflt=self._atom_dflt())
 
     def _atom_dflt(self) -> Any:
         try:
             value = self._dataset.fillvalue()
-        except (OSError, ValueError, TypeError):
+        except (OSError, ValueError, TypeError, RuntimeError):
             return None
         return value
 
@@ -111,12 +116,17 @@ class Leaf(LeafCompat, Node):
     @property
     def maindim(self) -> int:
         """The dimension along which rows are read and iterated (0 unless extendable)."""
-        return 0
+        extdim = self.extdim
+        return extdim if extdim >= 0 else 0
 
     @property
     def extdim(self) -> int:
-        """The extendable dimension (-1 for leaves that cannot grow)."""
-        return -1
+        """The first unlimited dimension (-1 for leaves that cannot grow).
+
+        As in PyTables, this holds for any leaf: a dataset written elsewhere (h5py) may be
+        unlimited and yet be opened as a CArray (complex numbers, say).
+        """
+        return next((i for i, m in enumerate(self._dataset.maxshape) if m is None), -1)
 
     @property
     def nrows(self) -> int:
@@ -138,8 +148,16 @@ class Leaf(LeafCompat, Node):
 
     @property
     def byteorder(self) -> str:
-        """Byte order of the data in the file: 'little', 'big' or 'irrelevant'."""
-        return byteorder_of(self._dataset.dtype)
+        """Byte order of the data in the file: 'little', 'big' or 'irrelevant'.
+
+        As in PyTables, one-byte numbers, strings and bools are 'irrelevant', but enums
+        report their HDF5 type's order whatever their size (h5py's bools are int8 enums).
+        """
+        dataset = self._dataset
+        order = byteorder_of(dataset.dtype)
+        if order == "irrelevant" and dataset.hdf5_class == "ENUM":
+            return dataset.hdf5_order or order
+        return order
 
     @property
     def size_on_disk(self) -> int:
@@ -250,9 +268,10 @@ class Leaf(LeafCompat, Node):
     # ------------------------------------------------------------------ writing
     def _quantized(self, value: Any) -> Any:
         """Apply ``least_significant_digit`` rounding (PyTables' lossy quantization)."""
-        if self._lsd is None or self._dataset.dtype.kind != "f":
+        base = self._dataset.dtype.base
+        if self._lsd is None or base.kind != "f":
             return value
-        return quantize(np.asarray(value, dtype=self._dataset.dtype), self._lsd)
+        return quantize(np.asarray(value, dtype=base), self._lsd)
 
     def __setitem__(self, key: Selection, value: Any) -> None:
         """Write ``value`` (broadcast as NumPy does) into a selection."""

@@ -510,7 +510,7 @@ def write_attribute(oid: H5ObjectID, name: str, value: Any) -> None:
     _store(oid, name, _payload(name, value))
 
 
-def write_sys_string(oid: H5ObjectID, name: str, value: str) -> None:
+def write_sys_string(oid: H5ObjectID, name: str, value: str, *, ascii: bool = False) -> None:
     """Write a system string (``CLASS``, ``VERSION``, ``TITLE``, ...) as PyTables does.
 
     The type is a fixed-length UTF-8 C string of ``len(value.encode())`` bytes (no NUL),
@@ -524,6 +524,9 @@ def write_sys_string(oid: H5ObjectID, name: str, value: str) -> None:
         The attribute name; an existing attribute is replaced.
     value : str
         The string.
+    ascii : bool
+        Mark the string as ASCII instead of UTF-8 (PyTables does so for the CLASS, VERSION
+        and TITLE of new CArrays and EArrays); the bytes are UTF-8 either way.
 
     Raises
     ------
@@ -532,7 +535,8 @@ def write_sys_string(oid: H5ObjectID, name: str, value: str) -> None:
     """
     if not isinstance(value, str):
         raise TypeError(f"attribute {name!r}: expected a str, got {type(value).__name__}")
-    _store(oid, name, string_payload(value.encode("utf-8"), h5t.CSET_UTF8))
+    cset = h5t.CSET_ASCII if ascii and value.isascii() else h5t.CSET_UTF8
+    _store(oid, name, string_payload(value.encode("utf-8"), cset))
 
 
 def write_int_attribute(oid: H5ObjectID, name: str, value: int, dtype: Any) -> None:

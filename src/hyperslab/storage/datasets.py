@@ -41,6 +41,29 @@ def _file_type(dtype: np.dtype[Any]) -> h5t.TypeID:
     return h5t.py_create(dtype, logical=True)
 
 
+def _innermost(htype: h5t.TypeID) -> h5t.TypeID:
+    """The element type inside any H5T_ARRAY nesting (PyTables' shaped atoms)."""
+    while htype.get_class() == h5t.ARRAY:
+        htype = htype.get_super()
+    return htype
+
+
+def _fill_array(fillvalue: Any, dtype: np.dtype[Any]) -> AnyArray:
+    """A 0-d array holding ``fillvalue`` that h5py's ``set_fill_value`` converts correctly.
+
+    Fixed-length strings go through h5py's variable-length string type (a 0-d ``S`` array is
+    not converted correctly: the fill value would be garbage); booleans through ``uint8``.
+    """
+    if dtype.kind == "S":
+        fill = np.empty((), dtype=h5py.string_dtype("ascii"))
+        fill[()] = np.asarray(fillvalue, dtype=dtype).item()
+        return fill
+    fill = np.asarray(fillvalue, dtype=dtype)
+    if dtype.kind == "b":
+        fill = fill.view(np.uint8)
+    return np.ascontiguousarray(fill).reshape(())
+
+
 def _space(shape: Shape, maxshape: Sequence[int | None] | None) -> h5s.SpaceID:
     if maxshape is None:
         return h5s.create_simple(tuple(shape)) if shape != () else h5s.create(h5s.SCALAR)
@@ -79,7 +102,8 @@ def create_dataset(
     pipeline : sequence of (filter_id, flags, cd_values)
         The filters, applied in this order on write.
     fillvalue : scalar, optional
-        The fill value of unwritten elements.
+        The fill value of unwritten elements.  Without one, a chunked dataset gets
+        ``H5D_FILL_TIME_ALLOC`` (zeros written when chunks are allocated), as in PyTables.
     track_times : bool
         Whether HDF5 records times in the object header.
 
@@ -99,10 +123,19 @@ def create_dataset(
     for filter_id, flags, cd_values in pipeline:
         dcpl.set_filter(int(filter_id), int(flags), tuple(int(v) for v in cd_values))
     if fillvalue is not None:
-        fill = np.asarray(fillvalue, dtype=dtype)
-        if dtype.kind == "b":
-            fill = fill.view(np.uint8)
-        dcpl.set_fill_value(np.ascontiguousarray(fill).reshape(()))
+        if dtype.subdtype is not None:
+            # h5py cannot convert a fill value to an H5T_ARRAY type; HDF5's default fill is
+            # zeros, so only a zero fill value can be honoured.
+            if np.any(np.asarray(fillvalue, dtype=dtype.subdtype[0])):
+                raise NotImplementedError(
+                    f"cannot create dataset {name!r} with the non-zero fill value "
+                    f"{fillvalue!r} for elements of shape {dtype.subdtype[1]}: HDF5 array "
+                    f"types only get zero fill values here"
+                )
+        else:
+            dcpl.set_fill_value(_fill_array(fillvalue, np.dtype(dtype)))
+    elif chunks is not None:
+        dcpl.set_fill_time(h5d.FILL_TIME_ALLOC)  # what PyTables does without a fill value
     try:
         dsid = h5d.create(
             gid,
@@ -133,16 +166,20 @@ class Dataset:
         The open low-level dataset.
     """
 
-    __slots__ = ("_bitfield_bool", "_dset", "_dtype", "dsid")
+    __slots__ = ("_bitfield_bool", "_dset", "_dtype", "_enum_bool", "dsid")
 
     def __init__(self, dsid: h5d.DatasetID) -> None:
         self.dsid = dsid
         self._dset = h5py.Dataset(dsid)
-        htype = dsid.get_type()
-        self._bitfield_bool = htype.get_class() == h5t.BITFIELD and htype.get_size() == 1
-        self._dtype: np.dtype[Any] = (
-            np.dtype("?") if self._bitfield_bool else np.dtype(self._dset.dtype)
-        )
+        inner = _innermost(dsid.get_type())
+        self._bitfield_bool = inner.get_class() == h5t.BITFIELD and inner.get_size() == 1
+        dtype = np.dtype(self._dset.dtype)
+        # h5py's bools are an int8 enum {FALSE, TRUE}: PyTables reads them as int8 (EnumAtom)
+        self._enum_bool = inner.get_class() == h5t.ENUM and dtype.base.kind == "b"
+        if self._bitfield_bool or self._enum_bool:
+            base = np.dtype("?" if self._bitfield_bool else "i1")
+            dtype = np.dtype((base, dtype.subdtype[1])) if dtype.subdtype else base
+        self._dtype: np.dtype[Any] = dtype
 
     # ------------------------------------------------------------------ description
     @property
@@ -162,8 +199,16 @@ class Dataset:
         return self._dtype
 
     @property
+    def raw_dtype(self) -> np.dtype[Any]:
+        """The dtype as h5py reads it, with h5py's metadata (enums, vlens, references)."""
+        return np.dtype(self._dset.dtype)
+
+    @property
     def hdf5_class(self) -> str:
-        """The HDF5 type class name of the elements (``'BITFIELD'``, ``'ENUM'``, ...)."""
+        """The HDF5 type class name of the elements (``'BITFIELD'``, ``'ENUM'``, ...).
+
+        For array types (PyTables' shaped atoms) this is the class of the innermost element.
+        """
         names = {
             h5t.INTEGER: "INTEGER",
             h5t.FLOAT: "FLOAT",
@@ -177,7 +222,19 @@ class Dataset:
             h5t.REFERENCE: "REFERENCE",
             h5t.TIME: "TIME",
         }
-        return names.get(self.dsid.get_type().get_class(), "UNKNOWN")
+        return names.get(_innermost(self.dsid.get_type()).get_class(), "UNKNOWN")
+
+    @property
+    def hdf5_order(self) -> str | None:
+        """Byte order of the innermost element type: 'little', 'big', or None if it has none."""
+        htype = _innermost(self.dsid.get_type())
+        if htype.get_class() == h5t.ENUM:
+            htype = htype.get_super()  # an enum's order is its integer base type's
+        try:
+            order = htype.get_order()
+        except (AttributeError, ValueError, RuntimeError):
+            return None  # strings, compounds, ... have no byte order
+        return {h5t.ORDER_LE: "little", h5t.ORDER_BE: "big"}.get(order)
 
     @property
     def chunks(self) -> Shape | None:
@@ -212,11 +269,42 @@ class Dataset:
         return tuple(steps)
 
     def fillvalue(self) -> Any:
-        """The dataset's fill value as a NumPy scalar (or array for subarray atoms)."""
-        value = self._dset.fillvalue
+        """The dataset's fill value as a NumPy scalar (or array for subarray atoms).
+
+        Returns None when the dataset defines no fill value.
+        """
+        dcpl = self.dsid.get_create_plist()
+        if dcpl.fill_value_defined() == h5d.FILL_VALUE_UNDEFINED:
+            return None
+        if self._dtype.subdtype is not None:
+            value = self._array_fillvalue(dcpl)
+        else:
+            value = self._dset.fillvalue
         if self._bitfield_bool:
-            return np.bool_(bool(value))
+            return np.asarray(value).astype(np.bool_)[()]
+        if self._enum_bool:
+            return np.asarray(value).astype(np.int8)[()]
         return value
+
+    def _array_fillvalue(self, dcpl: h5p.PropDCID) -> AnyArray:
+        """The fill value of an H5T_ARRAY dataset.
+
+        HDF5 cannot convert an array-typed fill value to a NumPy memory type, so an empty
+        dataset with the same type and creation properties (filters removed, nothing is
+        written) is made in a memory-only file and one unwritten element is read.
+        """
+        for i in reversed(range(dcpl.get_nfilters())):
+            dcpl.remove_filter(dcpl.get_filter(i)[0])
+        dcpl.set_fill_time(h5d.FILL_TIME_ALLOC)
+        rank = self.dsid.get_space().get_simple_extent_ndims()
+        if dcpl.get_layout() == h5d.CHUNKED:
+            space = h5s.create_simple((1,) * rank, (UNLIMITED,) * rank)
+        else:
+            dcpl.set_layout(h5d.CONTIGUOUS)
+            space = h5s.create_simple((1,) * rank) if rank else h5s.create(h5s.SCALAR)
+        with h5py.File("fillvalue", "w", driver="core", backing_store=False) as scratch:
+            dsid = h5d.create(scratch.id, b"fill", self.dsid.get_type(), space, dcpl=dcpl)
+            return np.asarray(h5py.Dataset(dsid)[(0,) * rank])
 
     def storage_size(self) -> int:
         """Bytes allocated in the file for the data (compressed size)."""
@@ -236,13 +324,19 @@ class Dataset:
         except OSError as exc:
             raise _read_error(self, exc) from exc
         array = np.asarray(data)
+        if array.dtype.kind == "S" and array.dtype != self._dtype.base:
+            array = array.astype(self._dtype.base)  # h5py returns scalar strings as bytes
         if self._bitfield_bool:
             array = array.view(np.bool_)
+        elif self._enum_bool:
+            array = array.view(np.int8)
         return array
 
     def read_into(self, out: AnyArray, key: Any = ()) -> None:
         """Read a selection into a contiguous array ``out`` of the right shape and dtype."""
         dest = out.view(np.uint8) if self._bitfield_bool else out
+        if self._enum_bool:
+            dest = out.view(np.bool_)
         try:
             self._dset.read_direct(dest, source_sel=key if key != () else None)
         except OSError as exc:
@@ -252,6 +346,8 @@ class Dataset:
         """Write ``value`` (already of the dataset's dtype and broadcastable) at ``key``."""
         if self._bitfield_bool:
             value = np.asarray(value, dtype=np.bool_).view(np.uint8)
+        elif self._enum_bool:
+            value = np.asarray(value, dtype=np.int8).view(np.bool_)
         try:
             self._dset[key] = value
         except OSError as exc:
