@@ -1,0 +1,44 @@
+"""``python -m bench NAME [options]``: run the benchmark ``bench/NAME.py``."""
+
+from __future__ import annotations
+
+import importlib
+import sys
+
+from bench import benchmark_names
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run one benchmark by name and return its exit code.
+
+    Parameters
+    ----------
+    argv : list of str, optional
+        ``[NAME, *options]``; defaults to ``sys.argv[1:]``.
+
+    Returns
+    -------
+    int
+        The benchmark's exit code, or 2 for a missing or unknown name.
+    """
+    args = sys.argv[1:] if argv is None else list(argv)
+    names = benchmark_names()
+    if not args or args[0] in ("-h", "--help"):
+        print("usage: python -m bench NAME [options]  (NAME --help for the options)")
+        print(f"known benchmarks: {', '.join(names)}")
+        return 0 if args else 2
+    name, rest = args[0], args[1:]
+    if name not in names:
+        print(
+            f"python -m bench: error: unknown benchmark {name!r}; "
+            f"known benchmarks: {', '.join(names)}",
+            file=sys.stderr,
+        )
+        return 2
+    module = importlib.import_module(f"bench.{name}")
+    result: int = module.main(rest)
+    return result
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,732 @@
+"""The benchmark harness: run named cases for several rivals and report time and memory.
+
+A benchmark describes itself with a :class:`BenchmarkSpec`: the rivals (libraries), the cases
+(a name, a group such as the input file, and JSON parameters) and one *target* function,
+given as ``"module:function"``, that runs one case for one rival::
+
+    def run_case(rival: str, case: str, params: dict, timer: Timer) -> object:
+        f = open_it(params["path"])          # setup: not timed
+        with timer:                          # the timed part
+            result = do_the_work(f)
+        f.close()                            # teardown: not timed
+        return result                        # JSON-able, compared across rivals
+
+:func:`run_benchmark` first runs every case once per rival and checks that all rivals
+return the same value (so nobody is timed doing less work), then runs it ``repeat`` times,
+rivals interleaved, either in this process or each run in a fresh interpreter (for opening
+and memory cases).  In a fresh process it also records the peak resident memory (the RSS
+high-water mark, see :func:`peak_rss_bytes`) and compares it with a baseline process that
+only imports the rival's modules.  :mod:`bench._report` turns the result into JSON, a
+markdown table and a PNG plot.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import importlib
+import json
+import os
+import platform
+import resource
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+from types import TracebackType
+from typing import Any
+
+BENCH_DIR = Path(__file__).resolve().parent
+"""The ``bench/`` folder."""
+
+REPO_ROOT = BENCH_DIR.parent
+"""The folder that holds ``bench/`` (put on ``sys.path`` of the child processes)."""
+
+DEFAULT_TIMEOUT = 1800.0
+"""Seconds one fresh-process run may take before it is killed."""
+
+VERSION_PACKAGES = ("hyperslab", "tables", "h5py", "hdf5plugin", "blosc2", "numpy")
+"""Distributions whose versions every report lists."""
+
+Check = Any
+"""A JSON-able value returned by a case, compared across rivals."""
+
+ProgressFn = Callable[[str], None]
+
+
+class BenchmarkError(RuntimeError):
+    """A benchmark could not run (a child process failed, no rival is available...)."""
+
+
+class CheckMismatchError(BenchmarkError):
+    """Two rivals returned different results for the same case."""
+
+
+# ----------------------------------------------------------------------------- measuring
+
+
+def peak_rss_bytes() -> int:
+    """Return the peak resident memory of this process so far, in bytes.
+
+    On Linux this is ``VmHWM`` of ``/proc/self/status``: ``getrusage``'s ``ru_maxrss``
+    survives ``exec``, so a child started by a big parent would report the parent's peak
+    (measured: 411 MiB in a bare interpreter started by a process holding 400 MB).
+    Elsewhere, ``resource.getrusage``.
+    """
+    try:
+        with open("/proc/self/status", encoding="ascii") as status:
+            for line in status:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    # Linux reports KiB, macOS bytes.
+    return int(peak) if sys.platform == "darwin" else int(peak) * 1024
+
+
+class Timer:
+    """Time one ``with`` block and record the peak RSS when it ends.
+
+    A timer is used once; using it twice, or not at all, is an error that the harness
+    reports for the case that did it.
+    """
+
+    def __init__(self) -> None:
+        self.seconds: float | None = None
+        self.peak_rss: int | None = None
+        self._start: float | None = None
+
+    def __enter__(self) -> Timer:
+        if self._start is not None:
+            raise BenchmarkError("a Timer can time only one block")
+        self._start = time.perf_counter()
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        assert self._start is not None
+        self.seconds = time.perf_counter() - self._start
+        self.peak_rss = peak_rss_bytes()
+
+
+# ----------------------------------------------------------------------------- description
+
+
+@dataclasses.dataclass(frozen=True)
+class Rival:
+    """A library that competes in a benchmark.
+
+    Parameters
+    ----------
+    name : str
+        The name shown in reports (``"PyTables"``).
+    modules : tuple of str
+        Modules a run imports; the memory baseline process imports exactly these.
+    probe : str, optional
+        ``"module:attribute"`` that must exist for the rival to be available (for a
+        library still being written).
+    """
+
+    name: str
+    modules: tuple[str, ...]
+    probe: str | None = None
+
+    def unavailable_reason(self) -> str | None:
+        """Return why this rival cannot run here, or None if it can."""
+        for module in self.modules:
+            try:
+                importlib.import_module(module)
+            except Exception as exc:  # any import failure makes the rival unavailable
+                return f"cannot import {module}: {exc}"
+        if self.probe is not None:
+            module_name, _, attr = self.probe.partition(":")
+            if not hasattr(importlib.import_module(module_name), attr):
+                return f"{module_name} has no {attr!r} yet"
+        return None
+
+
+@dataclasses.dataclass(frozen=True)
+class Case:
+    """One measured operation.
+
+    Parameters
+    ----------
+    name : str
+        What is measured (``"open_close"``).
+    group : str
+        What it is measured on (``"LR"``, an input file); may be empty.
+    params : Mapping
+        JSON-able parameters passed to the target function.
+    """
+
+    name: str
+    group: str = ""
+    params: Mapping[str, Any] = dataclasses.field(default_factory=dict)
+
+    @property
+    def key(self) -> str:
+        """``group/name``, or ``name`` without a group."""
+        return f"{self.group}/{self.name}" if self.group else self.name
+
+
+@dataclasses.dataclass(frozen=True)
+class DataInfo:
+    """An input of a benchmark, described in the reports (a file and its size)."""
+
+    name: str
+    description: str
+    nbytes: int
+
+
+@dataclasses.dataclass(frozen=True)
+class BenchmarkSpec:
+    """Everything :func:`run_benchmark` needs to know about a benchmark.
+
+    Parameters
+    ----------
+    name : str
+        Short name (``"nodes"``), used for the default output folder.
+    title : str
+        One-line title of the reports.
+    target : str
+        ``"module:function"`` running one case for one rival (see the module docstring).
+    rivals : sequence of Rival
+        The competitors; unavailable ones are skipped with a note.
+    cases : sequence of Case
+        The cases, in report order.
+    fresh_process : bool
+        Run each repetition in a new interpreter (time and memory), else in this process
+        (time only).
+    baseline : str
+        Name of the rival the others are compared with (ratios ``other / baseline``); if
+        it is unavailable, the first available rival.
+    data : sequence of DataInfo
+        Inputs to describe in the reports.
+    notes : sequence of str
+        Free text for the reports (layouts, choices made).
+    """
+
+    name: str
+    title: str
+    target: str
+    rivals: Sequence[Rival]
+    cases: Sequence[Case]
+    fresh_process: bool = True
+    baseline: str = "hyperslab"
+    data: Sequence[DataInfo] = ()
+    notes: Sequence[str] = ()
+
+
+# ----------------------------------------------------------------------------- results
+
+
+@dataclasses.dataclass(frozen=True)
+class Stats:
+    """Median, minimum and maximum of a sample."""
+
+    median: float
+    min: float
+    max: float
+    n: int
+
+
+def summarize(values: Sequence[float]) -> Stats:
+    """Return the :class:`Stats` of a non-empty sample.
+
+    Raises
+    ------
+    ValueError
+        If ``values`` is empty.
+    """
+    if not values:
+        raise ValueError("cannot summarize an empty sample")
+    return Stats(
+        median=float(statistics.median(values)),
+        min=float(min(values)),
+        max=float(max(values)),
+        n=len(values),
+    )
+
+
+def ratio(value: float | None, reference: float | None) -> float | None:
+    """Return ``value / reference``, or None when either is missing or reference <= 0."""
+    if value is None or reference is None or reference <= 0:
+        return None
+    return value / reference
+
+
+@dataclasses.dataclass
+class Measurement:
+    """The runs of one case for one rival."""
+
+    case: Case
+    rival: str
+    check: Check
+    seconds: list[float] = dataclasses.field(default_factory=list)
+    peak_rss: list[int] = dataclasses.field(default_factory=list)
+
+    @property
+    def time(self) -> Stats:
+        """Statistics of the wall times, in seconds."""
+        return summarize(self.seconds)
+
+    @property
+    def memory(self) -> Stats | None:
+        """Statistics of the peak RSS in bytes (None for in-process runs)."""
+        return summarize(self.peak_rss) if self.peak_rss else None
+
+
+@dataclasses.dataclass
+class BenchmarkResult:
+    """What :func:`run_benchmark` measured, plus the context needed to read it."""
+
+    spec: BenchmarkSpec
+    repeat: int
+    baseline: str
+    rivals: list[str]
+    skipped: dict[str, str]
+    measurements: list[Measurement]
+    failures: dict[str, str]
+    baseline_rss: dict[str, list[int]]
+    import_seconds: dict[str, list[float]]
+    versions: dict[str, str]
+    host: dict[str, str]
+    started: str
+    elapsed: float
+
+    def measured(self, case: Case) -> bool:
+        """Whether ``case`` was timed (it did not fail)."""
+        return case.key not in self.failures
+
+    def get(self, case: Case, rival: str) -> Measurement:
+        """Return the measurement of ``case`` for ``rival``."""
+        for m in self.measurements:
+            if m.case.key == case.key and m.rival == rival:
+                return m
+        raise KeyError(f"no measurement of {case.key!r} for {rival!r}")
+
+    def memory_above_baseline(self, m: Measurement) -> Stats | None:
+        """Peak RSS of ``m`` minus the median baseline RSS of its rival, in bytes."""
+        base = self.baseline_rss.get(m.rival)
+        if not m.peak_rss or not base:
+            return None
+        ref = statistics.median(base)
+        return summarize([p - ref for p in m.peak_rss])
+
+    def time_ratio(self, case: Case, rival: str) -> float | None:
+        """Median time of ``rival`` divided by the baseline rival's, for ``case``."""
+        return ratio(self.get(case, rival).time.median, self.get(case, self.baseline).time.median)
+
+    def memory_ratio(self, case: Case, rival: str) -> float | None:
+        """Memory above baseline of ``rival`` divided by the baseline rival's."""
+        mine = self.memory_above_baseline(self.get(case, rival))
+        ref = self.memory_above_baseline(self.get(case, self.baseline))
+        return ratio(mine.median if mine else None, ref.median if ref else None)
+
+
+# ----------------------------------------------------------------------------- context
+
+
+def library_versions(packages: Sequence[str] = VERSION_PACKAGES, hdf5: bool = True) -> dict:
+    """Return the versions of Python, the given distributions and the HDF5 libraries.
+
+    Parameters
+    ----------
+    packages : sequence of str
+        Distribution names; a missing one is reported as ``"not installed"``.
+    hdf5 : bool
+        Also report the HDF5 library versions that h5py and PyTables are built with (they
+        may differ: PyTables' wheels bundle their own HDF5).  This imports both.
+    """
+    import importlib.metadata
+
+    versions = {"python": platform.python_version()}
+    for package in packages:
+        try:
+            versions[package] = importlib.metadata.version(package)
+        except importlib.metadata.PackageNotFoundError:
+            versions[package] = "not installed"
+    if hdf5:
+        for label, module, attr in (
+            ("HDF5 (h5py)", "h5py", "version.hdf5_version"),
+            ("HDF5 (tables)", "tables", "hdf5_version"),
+            ("C-Blosc2 (blosc2)", "blosc2", "blosclib_version"),
+        ):
+            try:
+                value: Any = importlib.import_module(module)
+                for part in attr.split("."):
+                    value = getattr(value, part)
+                versions[label] = str(value).split()[0]  # C-Blosc2 appends a date
+            except Exception:  # an optional library: absent or too old to say
+                continue
+    return versions
+
+
+def host_info() -> dict[str, str]:
+    """Return a description of this machine for the reports."""
+    return {
+        "platform": platform.platform(),
+        "machine": platform.machine(),
+        "cpus": str(os.cpu_count()),
+        "python": sys.version.split()[0],
+    }
+
+
+# ----------------------------------------------------------------------------- running
+
+
+def resolve_target(target: str) -> Callable[..., Check]:
+    """Import and return the function named by ``"module:function"``."""
+    module_name, sep, func_name = target.partition(":")
+    if not sep or not func_name:
+        raise BenchmarkError(f"target {target!r} is not of the form 'module:function'")
+    func: Callable[..., Check] = getattr(importlib.import_module(module_name), func_name)
+    return func
+
+
+def canonical(check: Check) -> str:
+    """Return the JSON text of a check value, as compared across rivals."""
+    return json.dumps(check, sort_keys=True, default=str)
+
+
+def _child_env() -> dict[str, str]:
+    env = dict(os.environ)
+    paths = [str(REPO_ROOT), *filter(None, env.get("PYTHONPATH", "").split(os.pathsep))]
+    env["PYTHONPATH"] = os.pathsep.join(paths)
+    return env
+
+
+def run_in_fresh_process(
+    target: str,
+    rival: Rival,
+    case: Case | None,
+    timeout: float = DEFAULT_TIMEOUT,
+) -> dict[str, Any]:
+    """Run one case (or, with ``case=None``, only the imports) in a new interpreter.
+
+    Returns
+    -------
+    dict
+        ``seconds``, ``peak_rss`` and ``check`` for a case; ``peak_rss`` and
+        ``import_seconds`` for a baseline run.
+
+    Raises
+    ------
+    BenchmarkError
+        If the child fails or times out; the message holds the end of its stderr.
+    """
+    request = {
+        "target": target,
+        "modules": list(rival.modules),
+        "rival": rival.name,
+        "case": None if case is None else case.name,
+        "params": {} if case is None else dict(case.params),
+    }
+    with tempfile.TemporaryDirectory(prefix="hyperslab-bench-") as tmp:
+        out = Path(tmp) / "result.json"
+        cmd = [sys.executable, "-m", "bench._child", json.dumps(request), str(out)]
+        what = f"{rival.name} {'baseline' if case is None else case.key}"
+        try:
+            proc = subprocess.run(
+                cmd,
+                cwd=REPO_ROOT,
+                env=_child_env(),
+                capture_output=True,
+                text=True,
+                timeout=timeout,
+                check=False,
+            )
+        except subprocess.TimeoutExpired as exc:
+            raise BenchmarkError(f"{what}: killed after {timeout:g} s") from exc
+        if proc.returncode != 0 or not out.exists():
+            lines = proc.stderr.strip().splitlines() or ["(no output)"]
+            tail = "\n".join(lines[-15:])
+            raise BenchmarkError(
+                f"{what}: child exited with {proc.returncode}: {lines[-1]}\n{tail}"
+            )
+        result: dict[str, Any] = json.loads(out.read_text())
+    return result
+
+
+def run_in_this_process(target: str, rival: Rival, case: Case) -> dict[str, Any]:
+    """Run one case here; return ``seconds`` and ``check`` (no memory figure)."""
+    import gc
+
+    func = resolve_target(target)
+    gc.collect()
+    timer = Timer()
+    check = func(rival.name, case.name, dict(case.params), timer)
+    if timer.seconds is None:
+        raise BenchmarkError(f"{rival.name} {case.key}: the case never used its timer")
+    return {"seconds": timer.seconds, "peak_rss": None, "check": json.loads(canonical(check))}
+
+
+def print_progress(message: str) -> None:
+    """Default progress sink: one line on stderr, flushed."""
+    print(message, file=sys.stderr, flush=True)
+
+
+class _Runner:
+    """The loop of :func:`run_benchmark`, split out to keep each step short."""
+
+    def __init__(
+        self, spec: BenchmarkSpec, repeat: int, timeout: float, progress: ProgressFn
+    ) -> None:
+        self.spec = spec
+        self.repeat = repeat
+        self.timeout = timeout
+        self.progress = progress
+        self.t0 = time.perf_counter()
+        self.last_message = self.t0
+
+    def say(self, message: str, *, only_if_quiet_for: float = 0.0) -> None:
+        """Pass ``message`` on, unless something was said in the last seconds given."""
+        now = time.perf_counter()
+        if now - self.last_message >= only_if_quiet_for:
+            self.progress(f"{message}  ({now - self.t0:.0f} s elapsed)")
+            self.last_message = now
+
+    def once(self, rival: Rival, case: Case) -> dict[str, Any]:
+        if self.spec.fresh_process:
+            return run_in_fresh_process(self.spec.target, rival, case, self.timeout)
+        return run_in_this_process(self.spec.target, rival, case)
+
+    def baselines(self, rivals: list[Rival]) -> tuple[dict, dict]:
+        rss: dict[str, list[int]] = {r.name: [] for r in rivals}
+        imports: dict[str, list[float]] = {r.name: [] for r in rivals}
+        if not self.spec.fresh_process:
+            return rss, imports
+        self.say(f"measuring the baseline (interpreter + imports) of {len(rivals)} rivals")
+        for _ in range(self.repeat):
+            for rival in rivals:
+                res = run_in_fresh_process(self.spec.target, rival, None, self.timeout)
+                rss[rival.name].append(int(res["peak_rss"]))
+                imports[rival.name].append(float(res["import_seconds"]))
+        return rss, imports
+
+    def measure_case(self, case: Case, rivals: list[Rival], ref_name: str) -> list[Measurement]:
+        # One untimed run per rival: checks that all agree with the reference rival's
+        # result, and warms the OS caches.
+        found = {r.name: self.once(r, case)["check"] for r in rivals}
+        for name, check in found.items():
+            if canonical(check) != canonical(found[ref_name]):
+                raise CheckMismatchError(
+                    f"{case.key}: {name} returned {canonical(check)[:300]} but "
+                    f"{ref_name} returned {canonical(found[ref_name])[:300]}"
+                )
+        ms = {r.name: Measurement(case, r.name, found[r.name]) for r in rivals}
+        for k in range(self.repeat):
+            for rival in rivals:
+                self.say(
+                    f"  {case.key}: run {k + 1}/{self.repeat} of {rival.name}", only_if_quiet_for=15
+                )
+                res = self.once(rival, case)
+                if canonical(res["check"]) != canonical(found[rival.name]):
+                    raise CheckMismatchError(f"{case.key}: {rival.name} changed its result")
+                ms[rival.name].seconds.append(float(res["seconds"]))
+                if res.get("peak_rss") is not None:
+                    ms[rival.name].peak_rss.append(int(res["peak_rss"]))
+        return list(ms.values())
+
+
+def select_rivals(spec: BenchmarkSpec, progress: ProgressFn) -> tuple[list[Rival], dict]:
+    """Return the available rivals and, for the others, why they were skipped."""
+    rivals, skipped = [], {}
+    for rival in spec.rivals:
+        reason = rival.unavailable_reason()
+        if reason is None:
+            rivals.append(rival)
+        else:
+            skipped[rival.name] = reason
+            progress(f"skipping {rival.name}: {reason}")
+    if not rivals:
+        raise BenchmarkError(f"{spec.name}: no rival is available ({skipped})")
+    return rivals, skipped
+
+
+def run_benchmark(
+    spec: BenchmarkSpec,
+    repeat: int = 5,
+    *,
+    timeout: float = DEFAULT_TIMEOUT,
+    progress: ProgressFn = print_progress,
+    versions: Mapping[str, str] | None = None,
+) -> BenchmarkResult:
+    """Check, then time every case of ``spec`` for every available rival.
+
+    Parameters
+    ----------
+    spec : BenchmarkSpec
+        The benchmark.
+    repeat : int
+        Timed runs per case and rival (after one untimed checking run).
+    timeout : float
+        Seconds a fresh-process run may take.
+    progress : callable
+        Receives one line of text per step.
+    versions : mapping, optional
+        Library versions to report; :func:`library_versions` by default.
+
+    A case whose rivals disagree (:class:`CheckMismatchError`) or whose run fails is not
+    timed: it is recorded in ``result.failures`` and the other cases go on, so that a long
+    run still reports what it measured.
+
+    Raises
+    ------
+    BenchmarkError
+        If no rival is available or a baseline run fails.
+    """
+    from bench._report import format_seconds
+
+    if repeat < 1:
+        raise ValueError(f"repeat must be at least 1, not {repeat}")
+    started = time.strftime("%Y-%m-%dT%H:%M:%S%z")
+    rivals, skipped = select_rivals(spec, progress)
+    names = [r.name for r in rivals]
+    baseline = spec.baseline if spec.baseline in names else names[0]
+    runner = _Runner(spec, repeat, timeout, progress)
+    rss, imports = runner.baselines(rivals)
+    measurements: list[Measurement] = []
+    failures: dict[str, str] = {}
+    for i, case in enumerate(spec.cases, 1):
+        try:
+            found = runner.measure_case(case, rivals, baseline)
+        except BenchmarkError as exc:  # its message names the case
+            failures[case.key] = str(exc)
+            runner.say(f"[{i}/{len(spec.cases)}] FAILED: {exc}")
+            continue
+        measurements.extend(found)
+        summary = ", ".join(f"{m.rival} {format_seconds(m.time.median)}" for m in found)
+        runner.say(f"[{i}/{len(spec.cases)}] {case.key}: {summary}")
+    return BenchmarkResult(
+        spec=spec,
+        repeat=repeat,
+        baseline=baseline,
+        rivals=names,
+        skipped=skipped,
+        measurements=measurements,
+        failures=failures,
+        baseline_rss=rss,
+        import_seconds=imports,
+        versions=dict(library_versions() if versions is None else versions),
+        host=host_info(),
+        started=started,
+        elapsed=time.perf_counter() - runner.t0,
+    )
+
+
+# ----------------------------------------------------------------------------- options
+
+
+def add_common_arguments(parser: argparse.ArgumentParser, default_repeat: int = 5) -> None:
+    """Add the options every benchmark shares to ``parser``.
+
+    ``--repeat N``, ``--out DIR``, ``--rivals A,B``, ``--baseline NAME`` and
+    ``--timeout S``.
+    """
+    parser.add_argument(
+        "--repeat",
+        type=positive_int,
+        default=None,
+        help=f"timed runs per case and rival (default {default_repeat})",
+    )
+    parser.add_argument(
+        "--out", type=Path, default=None, help="output folder (default bench/results/NAME/)"
+    )
+    parser.add_argument("--rivals", type=comma_list, default=None, help="rivals to run")
+    parser.add_argument(
+        "--baseline", default=None, help="rival the others are compared with (default hyperslab)"
+    )
+    parser.add_argument(
+        "--timeout",
+        type=float,
+        default=DEFAULT_TIMEOUT,
+        help=f"seconds one fresh-process run may take (default {DEFAULT_TIMEOUT:g})",
+    )
+
+
+def positive_int(text: str) -> int:
+    """argparse type: an integer >= 1."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not an integer: {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, not {value}")
+    return value
+
+
+def comma_list(text: str) -> list[str]:
+    """argparse type: a comma-separated list of non-empty names."""
+    items = [item.strip() for item in text.split(",") if item.strip()]
+    if not items:
+        raise argparse.ArgumentTypeError(f"empty list: {text!r}")
+    return items
+
+
+def pick(available: Sequence[str], wanted: Sequence[str] | None, what: str) -> list[str]:
+    """Return ``wanted`` (all of ``available`` if None), checking every name.
+
+    Raises
+    ------
+    BenchmarkError
+        Naming the unknown entry and the known ones.
+    """
+    if wanted is None:
+        return list(available)
+    lowered = {name.lower(): name for name in available}
+    chosen = []
+    for name in wanted:
+        if name.lower() not in lowered:
+            raise BenchmarkError(f"unknown {what} {name!r}; known: {', '.join(available)}")
+        chosen.append(lowered[name.lower()])
+    return chosen
+
+
+def default_out_dir(name: str) -> Path:
+    """``bench/results/<name>/`` of this checkout."""
+    return BENCH_DIR / "results" / name
+
+
+def run_and_report(
+    spec: BenchmarkSpec,
+    repeat: int,
+    out_dir: Path | None = None,
+    *,
+    timeout: float = DEFAULT_TIMEOUT,
+    progress: ProgressFn = print_progress,
+    plot: bool = True,
+) -> int:
+    """Run ``spec``, print the markdown report and write all reports; return an exit code.
+
+    The markdown goes to stdout, progress and the paths written to stderr (``plot=False``:
+    no PNG).  Returns 0 on success; 1 if the benchmark could not run (one-line message) or
+    some cases failed (reports are still written, the failures listed on stderr).
+    """
+    from bench._report import format_markdown, write_reports
+
+    try:
+        result = run_benchmark(spec, repeat, timeout=timeout, progress=progress)
+    except BenchmarkError as exc:
+        print(f"{spec.name}: error: {exc}", file=sys.stderr)
+        return 1
+    print(format_markdown(result))
+    out_dir = default_out_dir(spec.name) if out_dir is None else out_dir
+    paths, notes = write_reports(result, out_dir, plot=plot)
+    for note in notes:
+        progress(note)
+    progress("wrote " + ", ".join(str(p) for p in paths.values()))
+    if result.failures:
+        print(f"{spec.name}: {len(result.failures)} case(s) failed:", file=sys.stderr)
+        for reason in result.failures.values():
+            print(f"  {reason}", file=sys.stderr)
+        return 1
+    return 0
