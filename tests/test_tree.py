@@ -213,3 +213,21 @@ def test_root_uep(h5path: Path) -> None:
         assert f.root.b.x.path == "/b/x"
     with pytest.raises(hyperslab.NoSuchNodeError, match="User Entry Point"):
         hyperslab.open_file(h5path, "r", root_uep="/zzz")
+
+
+def test_soft_links(h5path: Path) -> None:
+    with tables.open_file(h5path, "w") as t:
+        t.create_group("/", "data")
+        t.root.data._v_attrs.marker = 1
+        t.create_array("/data", "x", np.arange(3))
+        t.create_soft_link("/data", "alias", "/data/x")
+    with hyperslab.open_file(h5path, "a") as f:
+        link = f.root.data.alias
+        assert isinstance(link, hyperslab.SoftLink)
+        assert link.target == "/data/x"
+        np.testing.assert_array_equal(link()[:], np.arange(3))
+        assert link.attrs._f_list("all") == [] and "marker" not in link.attrs
+        with pytest.raises(TypeError, match="links can not have attributes"):
+            link.attrs.new = 1
+        assert "new" not in f.root.data.attrs
+        assert [n.path for n in f] == ["/", "/data", "/data/alias", "/data/x"]

@@ -26,10 +26,12 @@ import functools
 import math
 import operator
 from collections.abc import Sequence
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
-import blosc2
 import numpy as np
+
+if TYPE_CHECKING:
+    import blosc2
 
 from hyperslab._typing import AnyArray, DTypeLike, Selection, Shape
 
@@ -84,6 +86,7 @@ def codec_name(code: int) -> str:
     Codes outside :data:`CODECS` are named after python-blosc2's ``Codec`` enum
     (``'ndlz'``, ``'zfp_acc'``, ...) or, failing that, ``'codec<code>'``.
     """
+    import blosc2  # imported on use: it costs ~0.4 s at start-up
     if code in _CODE_TO_CODEC:
         return _CODE_TO_CODEC[code]
     try:
@@ -265,6 +268,7 @@ class Blosc2Params:
 
     def cparams(self, *, blocksize: int | None = None, nthreads: int = 1) -> blosc2.CParams:
         """Return python-blosc2 compression parameters equal to the filter's."""
+        import blosc2  # imported on use: it costs ~0.4 s at start-up
         return blosc2.CParams(
             codec=self.effective_compcode,
             clevel=self.clevel,
@@ -302,6 +306,7 @@ def compute_blosc2_blocksize(chunkbytes: int, typesize: int, clevel: int, compco
 @functools.lru_cache(maxsize=256)
 def _default_blocksize(chunkbytes: int, typesize: int, clevel: int, compcode: int) -> int:
     """Memoized :func:`compute_blosc2_blocksize` (a pure function; ~0.2 ms a call)."""
+    import blosc2  # imported on use: it costs ~0.4 s at start-up
     cparams = blosc2.CParams(
         codec=compcode,
         clevel=clevel,
@@ -404,6 +409,7 @@ def encode_chunk(
     ValueError
         If the array's size or shape does not match `params`.
     """
+    import blosc2  # imported on use: it costs ~0.4 s at start-up
     data = np.ascontiguousarray(array)
     if data.nbytes != params.chunkbytes:
         raise ValueError(
@@ -431,6 +437,7 @@ def encode_chunk(
 def _encode_b2nd(
     data: AnyArray, params: Blosc2Params, blockshape: Sequence[int] | None, nthreads: int
 ) -> bytes:
+    import blosc2  # imported on use: it costs ~0.4 s at start-up
     assert params.chunkshape is not None
     if blockshape is None:
         blocks = params.block_shape()
@@ -487,6 +494,7 @@ def decode_chunk(
     ValueError
         If the frame cannot be parsed, or does not hold a chunk of `chunkshape` and `dtype`.
     """
+    import blosc2  # imported on use: it costs ~0.4 s at start-up
     dt = np.dtype(dtype)
     shape = _as_shape("chunkshape", chunkshape)
     raw = bytes(buf) if not isinstance(buf, bytes) else buf

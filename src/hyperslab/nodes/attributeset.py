@@ -67,6 +67,11 @@ class AttributeSet:
     def _oid(self) -> Any:
         return self._node._h5id
 
+    @property
+    def _v_unimplemented(self) -> list[str]:
+        """Attributes that could not be read (none: unsupported types read as None)."""
+        return []
+
     def _check_writable(self, name: str) -> None:
         self._node._file._check_writable()
         if name in READ_ONLY_ATTRS:
@@ -217,3 +222,42 @@ class AttributeSet:
         items = [f"{n} := {self._f_getattr(n)!r}" for n in names]
         body = ",\n    ".join(items)
         return f"{self}:\n   [{body}]"
+
+
+class NoAttributes(AttributeSet):
+    """The attributes of a link: HDF5 links have none, and none can be set."""
+
+    __slots__ = ()
+
+    @property
+    def _v_attrnames(self) -> list[str]:
+        return []
+
+    def __len__(self) -> int:
+        return 0
+
+    def __contains__(self, name: object) -> bool:
+        return False
+
+    def __dir__(self) -> list[str]:
+        return sorted(object.__dir__(self))
+
+    def _f_getattr(self, name: str) -> Any:
+        raise AttributeError(f"Attribute ``{name}`` does not exist in node: ``{self._node.path}``")
+
+    def __getitem__(self, name: str) -> Any:
+        raise KeyError(f"Attribute ``{name}`` does not exist in node: ``{self._node.path}``")
+
+    def _f_setattr(self, name: str, value: Any) -> None:
+        raise TypeError(f"links can not have attributes: ``{self._node.path}``.{name}")
+
+    def _f_delattr(self, name: str) -> None:
+        raise AttributeError(f"Attribute ``{name}`` does not exist in node: ``{self._node.path}``")
+
+    def _f_rename(self, oldattrname: str, newattrname: str) -> None:
+        raise AttributeError(
+            f"Attribute ``{oldattrname}`` does not exist in node: ``{self._node.path}``"
+        )
+
+    def _f_copy(self, where: Node) -> None:
+        """Nothing to copy."""

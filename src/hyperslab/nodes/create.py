@@ -99,7 +99,7 @@ def create_array_dataset(
         parent_id, name, shape=data.shape, dtype=data.dtype, track_times=track_times
     )
     if data.size:  # an empty array is an empty contiguous dataset, as PyTables makes it
-        dataset.write((), np.ascontiguousarray(data))
+        dataset.write_all(data)
     return dataset
 
 

@@ -22,6 +22,7 @@ from hyperslab.nodes import create
 from hyperslab.nodes.array import Array, CArray, EArray
 from hyperslab.nodes.atom import Atom
 from hyperslab.nodes.group import GROUP_MEMBERS, Group, RootGroup
+from hyperslab.nodes.leaf import Leaf
 from hyperslab.nodes.link import ExternalLink, SoftLink, Unknown
 from hyperslab.nodes.naming import (
     check_name,
@@ -450,9 +451,13 @@ class File:
         parent = self._parent_for_new(where, createparents)
         return self._new_group(parent, name, title, filters)
 
-    def _finish_leaf(self, parent: Group, name: str) -> Node:
+    def _finish_leaf(self, parent: Group, name: str, cls: type[Leaf], dataset: Any) -> Any:
+        """Register a just-created leaf and return its node (no re-reading of the file)."""
         parent._child_added(name, Kind.DATASET)
-        return self._load_child(parent, name)
+        class_value = np.str_(cls._c_classid) if self._options.pytables_sys_attrs else None
+        node = cls(self, join_path(parent._path, name), dataset.dsid, class_value)
+        self._cache.add(node)
+        return node
 
     def create_array(
         self,
@@ -491,7 +496,7 @@ class File:
         if self._options.pytables_sys_attrs:
             create.write_leaf_sys_attrs(dataset.dsid, Array._c_classid, Array._c_version,
                                         title, flavor=flavor)
-        return self._finish_leaf(parent, name)  # type: ignore[return-value]
+        return self._finish_leaf(parent, name, Array, dataset)
 
     def create_carray(
         self,
@@ -530,7 +535,7 @@ class File:
         if self._options.pytables_sys_attrs:
             create.write_leaf_sys_attrs(dataset.dsid, CArray._c_classid, CArray._c_version,
                                         title)
-        node: CArray = self._finish_leaf(parent, name)  # type: ignore[assignment]
+        node: CArray = self._finish_leaf(parent, name, CArray, dataset)
         node._lsd = _lsd_of(filters)
         if data is not None:
             node[...] = data
@@ -575,7 +580,7 @@ class File:
         if self._options.pytables_sys_attrs:
             create.write_leaf_sys_attrs(dataset.dsid, EArray._c_classid, EArray._c_version,
                                         title, extdim=extdim)
-        node: EArray = self._finish_leaf(parent, name)  # type: ignore[assignment]
+        node: EArray = self._finish_leaf(parent, name, EArray, dataset)
         node._lsd = _lsd_of(filters)
         if data is not None:
             node.append(data)

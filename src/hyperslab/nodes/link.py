@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import ClassVar
 
+from hyperslab.nodes.attributeset import NoAttributes
 from hyperslab.nodes.naming import normalize_path, split_path
 from hyperslab.nodes.node import Node
 from hyperslab.storage import tree
@@ -14,6 +15,11 @@ class Link(Node):
     """Base class of links: a node that points at a path."""
 
     _c_classid: ClassVar[str] = "LINK"
+
+    @property
+    def attrs(self) -> NoAttributes:
+        """Links have no attributes: an always-empty attribute set."""
+        return NoAttributes(self)
 
     @property
     def title(self) -> str:

@@ -353,6 +353,17 @@ class Dataset:
         except OSError as exc:
             raise HDF5ExtError(f"cannot write to dataset {self._dset.name!r}: {exc}") from exc
 
+    def write_all(self, value: AnyArray) -> None:
+        """Write the whole dataset from ``value`` (of its shape), skipping h5py's selection code."""
+        if self._bitfield_bool or self._enum_bool:
+            self.write((), value)
+            return
+        data = np.ascontiguousarray(value)
+        try:
+            self.dsid.write(h5s.ALL, h5s.ALL, data)
+        except (OSError, TypeError) as exc:
+            raise HDF5ExtError(f"cannot write to dataset {self._dset.name!r}: {exc}") from exc
+
     def resize(self, shape: Shape) -> None:
         """Change the current shape (within ``maxshape``)."""
         try:
