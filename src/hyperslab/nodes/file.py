@@ -521,25 +521,11 @@ class File:
         ValueError
             If ``obj`` disagrees with ``atom``/``shape``, or ``chunkshape`` is invalid.
         """
-        parent = self._parent_for_new(where, createparents)
-        self._check_new_name(parent, name)
-        atom, shape, data = create.resolve_atom_shape(atom, shape, obj, extendable=False)
-        filters = filters if filters is not None else parent.filters
-        chunks = create.chunked_layout(shape, atom, filters, maindim=0,
-                                       expectedrows=shape[0] if shape else 1,
-                                       chunkshape=chunkshape, classname="CARRAY")
-        dataset = create.create_chunked_dataset(
-            parent._h5id, name, shape=shape, atom=atom, filters=filters, chunkshape=chunks,
-            extdim=None, byteorder=byteorder, track_times=track_times,
+        return self._new_chunked(
+            CArray, where, name, atom, shape, obj, title=title, filters=filters,
+            chunkshape=chunkshape, byteorder=byteorder, createparents=createparents,
+            track_times=track_times, expectedrows=None,
         )
-        if self._options.pytables_sys_attrs:
-            create.write_leaf_sys_attrs(dataset.dsid, CArray._c_classid, CArray._c_version,
-                                        title)
-        node: CArray = self._finish_leaf(parent, name, CArray, dataset)
-        node._lsd = _lsd_of(filters)
-        if data is not None:
-            node[...] = data
-        return node
 
     def create_earray(
         self,
@@ -563,27 +549,58 @@ class File:
         ValueError
             If ``shape`` has no zero dimension or more than one.
         """
+        node = self._new_chunked(
+            EArray, where, name, atom, shape, obj, title=title, filters=filters,
+            chunkshape=chunkshape, byteorder=byteorder, createparents=createparents,
+            track_times=track_times, expectedrows=expectedrows,
+        )
+        assert isinstance(node, EArray)
+        return node
+
+    def _new_chunked(
+        self,
+        cls: type[CArray],
+        where: Node | str,
+        name: str,
+        atom: Atom | None,
+        shape: Any,
+        obj: Any,
+        *,
+        title: str,
+        filters: Filters | None,
+        chunkshape: Any,
+        byteorder: str | None,
+        createparents: bool,
+        track_times: bool,
+        expectedrows: int | None,
+    ) -> CArray:
+        """Create a CArray or (``cls`` EArray) an EArray; see their ``create_*`` methods."""
         parent = self._parent_for_new(where, createparents)
         self._check_new_name(parent, name)
-        atom, shape, data = create.resolve_atom_shape(atom, shape, obj, extendable=True)
-        extdim = create.extendable_dim(shape)
+        extendable = cls is EArray
+        atom, shape, data = create.resolve_atom_shape(atom, shape, obj, extendable=extendable)
+        extdim = create.extendable_dim(shape) if extendable else None
         if expectedrows is None:
-            expectedrows = self._options.expected_rows_earray
+            expectedrows = self._options.expected_rows_earray if extendable else (
+                shape[0] if shape else 1)
         filters = filters if filters is not None else parent.filters
-        chunks = create.chunked_layout(shape, atom, filters, maindim=extdim,
+        chunks = create.chunked_layout(shape, atom, filters, maindim=extdim or 0,
                                        expectedrows=int(expectedrows), chunkshape=chunkshape,
-                                       classname="EARRAY")
+                                       classname=cls._c_classid)
         dataset = create.create_chunked_dataset(
             parent._h5id, name, shape=shape, atom=atom, filters=filters, chunkshape=chunks,
             extdim=extdim, byteorder=byteorder, track_times=track_times,
         )
         if self._options.pytables_sys_attrs:
-            create.write_leaf_sys_attrs(dataset.dsid, EArray._c_classid, EArray._c_version,
-                                        title, extdim=extdim)
-        node: EArray = self._finish_leaf(parent, name, EArray, dataset)
+            create.write_leaf_sys_attrs(dataset.dsid, cls._c_classid, cls._c_version, title,
+                                        extdim=extdim)
+        node: CArray = self._finish_leaf(parent, name, cls, dataset)
         node._lsd = _lsd_of(filters)
         if data is not None:
-            node.append(data)
+            if isinstance(node, EArray):
+                node.append(data)
+            else:
+                node[...] = data
         return node
 
     # ------------------------------------------------------------------ changing the tree
