@@ -113,3 +113,10 @@ def test_cache_unit_lru_order() -> None:
     assert items[1]._path == "/m1" and cache.get("/m1") is items[1]
     gone = cache.drop("/m1")
     assert gone == [items[1]] and cache.get("/m1") is None
+
+
+def test_metadata_cache_is_bounded(h5path: Path) -> None:
+    _make(h5path, 1, 1)
+    with hyperslab.open_file(h5path, "r", METADATA_CACHE_SIZE=1 << 20) as f:
+        config = f._h5.id.get_mdc_config()
+        assert config.max_size == 1 << 20 and config.initial_size == 1 << 20

@@ -125,6 +125,7 @@ class File:
             chunk_cache_size=options.chunk_cache_size,
             chunk_cache_nelmts=options.chunk_cache_nelmts,
             chunk_cache_preempt=options.chunk_cache_preempt,
+            metadata_cache_size=options.metadata_cache_size,
         )
         self._isopen = True
         self._cache = NodeCache(options.node_cache_slots)

@@ -24,6 +24,7 @@ def open_h5(
     chunk_cache_size: int,
     chunk_cache_nelmts: int,
     chunk_cache_preempt: float,
+    metadata_cache_size: int | None = None,
     track_order: bool = False,
 ) -> h5py.File:
     """Open ``path`` with h5py in one of PyTables' modes.
@@ -37,6 +38,10 @@ def open_h5(
         needed, and create (truncating any existing file).
     chunk_cache_size, chunk_cache_nelmts, chunk_cache_preempt
         HDF5's raw data chunk cache settings for every dataset of the file.
+    metadata_cache_size : int, optional
+        Bytes of HDF5's metadata cache (its initial and maximum size).  Without a bound,
+        HDF5 2.0 lets the cache grow by ~3 KB for every object visited: a walk over
+        100,000 nodes then holds ~280 MB.  PyTables bounds it to 1 MB the same way.
     track_order : bool
         Whether new groups track creation order (PyTables: no).
 
@@ -63,7 +68,7 @@ def open_h5(
         raise PermissionError(f"file ``{filename}`` exists but it can not be written")
     h5mode = {"r": "r", "r+": "r+", "a": "a", "w": "w"}[mode]
     try:
-        return h5py.File(
+        h5 = h5py.File(
             filename,
             h5mode,
             rdcc_nbytes=chunk_cache_size,
@@ -75,6 +80,20 @@ def open_h5(
         raise HDF5ExtError(
             f"unable to open HDF5 file ``{filename}`` in mode {mode!r}: {exc}"
         ) from exc
+    if metadata_cache_size is not None:
+        _bound_metadata_cache(h5, int(metadata_cache_size))
+    return h5
+
+
+def _bound_metadata_cache(h5: h5py.File, size: int) -> None:
+    """Fix the metadata cache of an open file at ``size`` bytes (HDF5's minimum: 1 KiB)."""
+    size = max(size, 1024)
+    config = h5.id.get_mdc_config()
+    config.set_initial_size = True
+    config.initial_size = size
+    config.max_size = size
+    config.min_size = min(size, config.min_size)
+    h5.id.set_mdc_config(config)
 
 
 @contextmanager
