@@ -59,13 +59,7 @@ def copy_node(
         raise NodeError(f"can not copy node ``{node._path}`` onto itself")
     if isinstance(node, Group) and recursive and is_under(target._path, node._path):
         raise NodeError(f"can not copy group ``{node._path}`` recursively into itself")
-    if newname in target:
-        if not overwrite:
-            raise NodeError(
-                f"destination group ``{target._path}`` already has a node named "
-                f"``{newname}``; set `overwrite` to replace it"
-            )
-        file.remove_node(target, newname, recursive=True)
+    file._make_room(target, newname, overwrite)
     if isinstance(node, Group):
         _copy_group(file, node, target, newname, recursive=recursive, title=kwargs.get("title"))
     elif isinstance(node, Leaf) and (set(kwargs) - {"copyuserattrs"} or

@@ -669,6 +669,20 @@ class File:
         if is_under(target._path, node._path):
             raise NodeError(f"can not move node ``{node._path}`` into itself (``{newpath}``)")
         check_name(newname, reserved=GROUP_MEMBERS)
+        self._make_room(target, newname, overwrite)
+        tree.move_link(old_parent._h5id, node.name, target._h5id, newname)
+        old_parent._child_removed(node.name)
+        target._child_added(newname, node._kind)
+        self._cache.repath(node._path, newpath)
+
+    def _make_room(self, target: Group, newname: str, overwrite: bool) -> None:
+        """Remove ``target``'s child ``newname`` for a move or copy, if ``overwrite``.
+
+        Raises
+        ------
+        NodeError
+            If the child exists and ``overwrite`` is false.
+        """
         if newname in target:
             if not overwrite:
                 raise NodeError(
@@ -676,10 +690,6 @@ class File:
                     f"``{newname}``; set `overwrite` to replace it"
                 )
             self.remove_node(target, newname, recursive=True)
-        tree.move_link(old_parent._h5id, node.name, target._h5id, newname)
-        old_parent._child_removed(node.name)
-        target._child_added(newname, node._kind)
-        self._cache.repath(node._path, newpath)
 
     def copy_node(
         self,
