@@ -13,13 +13,9 @@ from typing import Any
 
 import pytest
 
-REPO_ROOT = Path(__file__).resolve().parents[1]
-if str(REPO_ROOT) not in sys.path:  # bench/ is a top-level package of the checkout
-    sys.path.insert(0, str(REPO_ROOT))
-
-from bench import benchmark_names  # noqa: E402
-from bench import nodes as nodes_bench  # noqa: E402
-from bench._report import (  # noqa: E402
+from bench import benchmark_names
+from bench import nodes as nodes_bench
+from bench._report import (
     format_bytes,
     format_markdown,
     format_seconds,
@@ -27,7 +23,7 @@ from bench._report import (  # noqa: E402
     result_to_dict,
     write_reports,
 )
-from bench.harness import (  # noqa: E402
+from bench.harness import (
     BenchmarkError,
     BenchmarkSpec,
     Case,
@@ -44,6 +40,8 @@ from bench.harness import (  # noqa: E402
     run_benchmark,
     summarize,
 )
+
+REPO_ROOT = Path(__file__).resolve().parents[1]
 
 FAKE_TARGET = """
 import time
