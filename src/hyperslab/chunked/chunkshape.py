@@ -21,6 +21,7 @@ from collections.abc import Sequence
 from typing import Any, Final
 
 from hyperslab._typing import Shape
+from hyperslab.codecs.validate import as_int
 
 MB: Final = 1024 * 1024
 BLOSC2_MAX_CHUNKSIZE: Final = 2**31 - 32
@@ -59,15 +60,7 @@ def calc_chunksize(expected_mb: float) -> int:
 
 
 def _positive_int(name: str, value: Any, minimum: int = 1) -> int:
-    if isinstance(value, bool):
-        raise ValueError(f"{name} must be an integer, got {value!r}")
-    try:
-        number = operator.index(value)
-    except TypeError:
-        raise ValueError(f"{name} must be an integer, got {value!r}") from None
-    if number < minimum:
-        raise ValueError(f"{name} must be >= {minimum}, got {value!r}")
-    return number
+    return as_int(name, value, minimum)
 
 
 def _as_shape(shape: Any, name: str = "shape") -> Shape:

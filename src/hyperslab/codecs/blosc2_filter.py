@@ -24,11 +24,12 @@ from __future__ import annotations
 import dataclasses
 import functools
 import math
-import operator
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, Final
 
 import numpy as np
+
+from hyperslab.codecs.validate import as_int
 
 if TYPE_CHECKING:
     import blosc2
@@ -96,15 +97,8 @@ def codec_name(code: int) -> str:
 
 
 def _as_uint(name: str, value: Any, minimum: int = 0) -> int:
-    if isinstance(value, bool):
-        raise ValueError(f"{name} must be an integer, got {value!r}")
-    try:
-        number = operator.index(value)
-    except TypeError:
-        raise ValueError(f"{name} must be an integer, got {value!r}") from None
-    if not minimum <= number <= _UINT_MAX:
-        raise ValueError(f"{name} must be in {minimum}..{_UINT_MAX}, got {value!r}")
-    return number
+    """A cd_values entry: an unsigned 32-bit int of at least ``minimum``."""
+    return as_int(name, value, minimum, _UINT_MAX)
 
 
 def _as_shape(name: str, shape: Any) -> Shape:
