@@ -332,15 +332,6 @@ class Dataset:
             array = array.view(np.int8)
         return array
 
-    def read_into(self, out: AnyArray, key: Any = ()) -> None:
-        """Read a selection into a contiguous array ``out`` of the right shape and dtype."""
-        dest = out.view(np.uint8) if self._bitfield_bool else out
-        if self._enum_bool:
-            dest = out.view(np.bool_)
-        try:
-            self._dset.read_direct(dest, source_sel=key if key != () else None)
-        except OSError as exc:
-            raise _read_error(self, exc) from exc
 
     def write(self, key: Any, value: AnyArray) -> None:
         """Write ``value`` (already of the dataset's dtype and broadcastable) at ``key``."""

@@ -3,14 +3,12 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
 from typing import TypeVar
 
 import h5py
 import hdf5plugin  # noqa: F401  (registers the Blosc, Blosc2, BZip2... HDF5 filters)
 
-from hyperslab.errors import FileModeError, HDF5ExtError, NodeError
+from hyperslab.errors import HDF5ExtError
 
 MODES = ("r", "r+", "a", "w")
 
@@ -96,30 +94,6 @@ def _bound_metadata_cache(h5: h5py.File, size: int) -> None:
     h5.id.set_mdc_config(config)
 
 
-@contextmanager
-def translated_errors(what: str) -> Iterator[None]:
-    """Translate h5py's builtin errors raised inside the block into hyperslab's.
-
-    Parameters
-    ----------
-    what : str
-        A short description of the operation, used in messages.
-    """
-    try:
-        yield
-    except KeyError as exc:
-        raise NodeError(f"{what}: {exc}") from exc
-    except OSError as exc:
-        message = str(exc)
-        if "no write intent" in message or "read-only" in message.lower():
-            raise FileModeError(f"{what}: the file is not writable ({message})") from exc
-        raise HDF5ExtError(f"{what}: {message}") from exc
-
-
-def call_translated(what: str, fn: Callable[[], T]) -> T:
-    """Call ``fn`` with :func:`translated_errors` around it and return its result."""
-    with translated_errors(what):
-        return fn()
 
 
 def root_group(h5: h5py.File, root_uep: str) -> h5py.h5g.GroupID:

@@ -31,11 +31,6 @@ if hasattr(h5o, "TYPE_NAMED_DATATYPE"):
     _OBJ_KIND[h5o.TYPE_NAMED_DATATYPE] = Kind.NAMED_TYPE
 
 
-def child_names(gid: h5g.GroupID) -> list[str]:
-    """Return the names of the links in a group, in name order (one HDF5 iteration)."""
-    names: list[bytes] = []
-    gid.links.iterate(names.append)
-    return [name.decode("utf-8", "surrogateescape") for name in names]
 
 
 def list_links(gid: h5g.GroupID) -> dict[str, Kind | None]:
@@ -101,9 +96,6 @@ def kind_of_id(oid: h5o.ObjectID) -> Kind:
     return Kind.UNKNOWN
 
 
-def has_child(gid: h5g.GroupID, name: str) -> bool:
-    """Whether the group has a link called ``name``."""
-    return bool(gid.links.exists(name.encode("utf-8", "surrogateescape")))
 
 
 def open_child(gid: h5g.GroupID, name: str) -> h5o.ObjectID:
@@ -128,16 +120,6 @@ def open_path(root: h5g.GroupID, path: str) -> h5o.ObjectID:
     return open_child(root, rel)
 
 
-def path_exists(root: h5g.GroupID, path: str) -> bool:
-    """Whether every link on ``path`` exists (and the last one resolves)."""
-    current = ""
-    for part in path.strip("/").split("/"):
-        if not part:
-            continue
-        current = f"{current}/{part}" if current else part
-        if not root.links.exists(current.encode("utf-8", "surrogateescape")):
-            return False
-    return True
 
 
 def soft_link_target(gid: h5g.GroupID, name: str) -> str:
@@ -188,9 +170,6 @@ def copy_object(
     )
 
 
-def object_address(oid: h5o.ObjectID) -> int:
-    """The object's address in the file (a stable identity for hard links)."""
-    return int(h5o.get_info(oid).addr)
 
 
 def external_link_target(gid: h5g.GroupID, name: str) -> tuple[str, str]:
