@@ -1,9 +1,8 @@
-"""Opening and closing HDF5 files, and translating h5py's errors into ours."""
+"""Opening HDF5 files in PyTables' modes, with h5py's errors turned into ours."""
 
 from __future__ import annotations
 
 import os
-from typing import TypeVar
 
 import h5py
 import hdf5plugin  # noqa: F401  (registers the Blosc, Blosc2, BZip2... HDF5 filters)
@@ -11,8 +10,6 @@ import hdf5plugin  # noqa: F401  (registers the Blosc, Blosc2, BZip2... HDF5 fil
 from hyperslab.errors import HDF5ExtError
 
 MODES = ("r", "r+", "a", "w")
-
-T = TypeVar("T")
 
 
 def open_h5(
