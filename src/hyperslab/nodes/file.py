@@ -372,12 +372,12 @@ class File:
         reached by :meth:`walk_groups` is followed by its children in name order.
         """
         start = self.get_node(where)
-        class_by_name(classname)
+        cls = class_by_name(classname)
         if not isinstance(start, Group):
-            if classname is None or isinstance(start, class_by_name(classname) or Node):
+            if cls is None or isinstance(start, cls):
                 yield start
             return
-        if classname is None or classname == "Node":
+        if cls is None:
             yield start
             for group in start.walk_groups():
                 yield from group.iter_nodes()
