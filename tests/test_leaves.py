@@ -169,3 +169,12 @@ def test_reading_lzo_data_names_the_missing_filter(h5path: Path) -> None:
         assert node.filters.complib == "lzo"
         with pytest.raises(hyperslab.FilterNotAvailableError, match="lzo"):
             node[:]
+
+
+def test_flavor_follows_the_flavor_attribute(h5file: hyperslab.File) -> None:
+    arr = h5file.create_array("/", "a", np.arange(3))
+    assert arr.flavor == "numpy" and isinstance(arr[:], np.ndarray)
+    arr.attrs.FLAVOR = "python"
+    assert arr.flavor == "python" and arr[:] == [0, 1, 2]
+    del arr.attrs.FLAVOR
+    assert arr.flavor == "numpy"

@@ -163,6 +163,7 @@ class AttributeSet:
             raise ValueError(f"attribute names must be non-empty strings, not {name!r}")
         self._check_writable(name)
         raw.write_attribute(self._oid, name, value)
+        self._node._attr_changed(name)
 
     def __setattr__(self, name: str, value: Any) -> None:
         self._f_setattr(name, value)
@@ -178,6 +179,7 @@ class AttributeSet:
                 f"Attribute ``{name}`` does not exist in node: ``{self._node.path}``"
             )
         raw.delete_attribute(self._oid, name)
+        self._node._attr_changed(name)
 
     def __delattr__(self, name: str) -> None:
         self._f_delattr(name)
@@ -203,6 +205,8 @@ class AttributeSet:
                 f"Attribute ``{oldattrname}`` does not exist in node: ``{self._node.path}``"
             )
         raw.rename_attribute(self._oid, oldattrname, newattrname)
+        self._node._attr_changed(oldattrname)
+        self._node._attr_changed(newattrname)
 
     def _f_copy(self, where: Node) -> None:
         """Copy the user attributes and the copyable system ones to node ``where``."""

@@ -70,6 +70,7 @@ class Leaf(LeafCompat, Node):
         super().__init__(file, path, h5id, class_value)
         self._dataset_: Dataset | None = None
         self._lsd: int | None = None
+        self._flavor: str | None = None  # read once: every read result depends on it
 
     @property
     def _dataset(self) -> Dataset:
@@ -172,8 +173,14 @@ class Leaf(LeafCompat, Node):
     @property
     def flavor(self) -> str:
         """The flavor of read results: 'numpy' or 'python' (PyTables' FLAVOR)."""
-        value = raw.read_string_attribute(self._h5id, "FLAVOR")
-        return value if value in ("numpy", "python") else "numpy"
+        if self._flavor is None:
+            value = raw.read_string_attribute(self._h5id, "FLAVOR")
+            self._flavor = value if value in ("numpy", "python") else "numpy"
+        return self._flavor
+
+    def _attr_changed(self, name: str) -> None:
+        if name == "FLAVOR":
+            self._flavor = None
 
     @property
     def rowsize(self) -> int:

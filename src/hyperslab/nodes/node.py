@@ -111,6 +111,9 @@ class Node(NodeCompat):
         self._file._check_writable()
         raw.write_sys_string(self._h5id, "TITLE", str(value))
 
+    def _attr_changed(self, name: str) -> None:
+        """Hook called after attribute ``name`` is written, renamed or deleted."""
+
     def is_visible(self) -> bool:
         """Whether the node is visible (no hidden ``_i_``/``_p_`` component in its path)."""
         return not is_hidden_path(self._path)

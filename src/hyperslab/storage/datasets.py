@@ -166,7 +166,7 @@ class Dataset:
         The open low-level dataset.
     """
 
-    __slots__ = ("_bitfield_bool", "_dset", "_dtype", "_enum_bool", "dsid")
+    __slots__ = ("_bitfield_bool", "_dset", "_dtype", "_enum_bool", "_extent", "dsid")
 
     def __init__(self, dsid: h5d.DatasetID) -> None:
         self.dsid = dsid
@@ -180,6 +180,8 @@ class Dataset:
             base = np.dtype("?" if self._bitfield_bool else "i1")
             dtype = np.dtype((base, dtype.subdtype[1])) if dtype.subdtype else base
         self._dtype: np.dtype[Any] = dtype
+        # Scalar, simple or null: fixed at creation (resizing keeps a dataspace simple).
+        self._extent = int(dsid.get_space().get_simple_extent_type())
 
     # ------------------------------------------------------------------ description
     @property
@@ -245,12 +247,12 @@ class Dataset:
     @property
     def is_scalar(self) -> bool:
         """Whether the dataspace is scalar (PyTables' 0-d arrays)."""
-        return bool(self.dsid.get_space().get_simple_extent_type() == h5s.SCALAR)
+        return self._extent == h5s.SCALAR
 
     @property
     def is_null(self) -> bool:
         """Whether the dataspace is null (no elements, no shape)."""
-        return bool(self.dsid.get_space().get_simple_extent_type() == h5s.NULL)
+        return self._extent == h5s.NULL
 
     def pipeline(self) -> tuple[RawFilter, ...]:
         """The filter pipeline as stored in the file, in application order."""
