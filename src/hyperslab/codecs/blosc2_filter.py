@@ -10,7 +10,8 @@ frame* (FORMAT.md §4):
 * otherwise (1-D datasets, or a chunk whose size does not match, e.g. a shaped atom) a
   super-chunk holding one Blosc2 chunk.
 
-:func:`encode_chunk` builds those frames with python-blosc2: same layout, metalayer, block
+:func:`encode_chunk` builds those frames (with :mod:`~hyperslab.codecs.cframe`, the same
+bytes python-blosc2's objects write): same layout, metalayer, block
 shape and compression parameters as hdf5plugin's filter (often the very same bytes; the
 compressed bytes can differ where the two bundled C-Blosc2 builds' codecs differ, e.g.
 zlib), so a chunk written raw with ``write_direct_chunk`` reads back through any HDF5
@@ -29,6 +30,7 @@ from typing import TYPE_CHECKING, Any, Final
 
 import numpy as np
 
+from hyperslab.codecs.cframe import FrameEncoder, decode_into, parse_frame
 from hyperslab.codecs.validate import as_int
 
 if TYPE_CHECKING:
@@ -396,7 +398,8 @@ def encode_chunk(
     -------
     bytes
         A b2nd contiguous frame when ``params.is_b2nd`` and the chunk holds
-        ``params.typesize``-byte elements, else a one-chunk super-chunk frame.
+        ``params.typesize``-byte elements of at most 255 bytes, else a one-chunk
+        super-chunk frame (which the filter reads for any rank).
 
     Raises
     ------
@@ -410,9 +413,10 @@ def encode_chunk(
             f"a chunk of {params.chunkbytes} bytes is expected, got {data.nbytes} bytes "
             f"(shape {data.shape}, dtype {data.dtype}); pad edge chunks to the full chunk shape"
         )
-    if params.chunkshape is not None and params.is_b2nd:
+    if params.chunkshape is not None and params.is_b2nd and params.typesize <= 255:
         # As the filter: b2nd only when the chunk holds typesize-byte items (not for
-        # HDF5 array types, whose base type is smaller than the element).
+        # HDF5 array types, whose base type is smaller than the element).  Unlike the
+        # filter, not for items over 255 bytes: it cannot read those b2nd frames back.
         if params.typesize * math.prod(params.chunkshape) == data.nbytes:
             if data.shape != params.chunkshape:
                 raise ValueError(
@@ -420,6 +424,18 @@ def encode_chunk(
                     f"got an array of shape {data.shape}"
                 )
             return _encode_b2nd(data, params, blockshape, nthreads)
+    if params.chunkbytes % params.typesize == 0:
+        encoder = FrameEncoder(
+            (params.chunkbytes // params.typesize,),
+            params.typesize,
+            codec=params.effective_compcode,
+            clevel=params.clevel,
+            filter_code=params.filter_code,
+            blocksize=params.blocksize,
+            nthreads=nthreads,
+        )
+        return encoder.encode(data)
+    # Sizes that are no multiple of the type size (never from the filter's set_local).
     schunk = blosc2.SChunk(
         chunksize=params.chunkbytes,
         data=data.reshape(-1).view(np.uint8),
@@ -431,7 +447,6 @@ def encode_chunk(
 def _encode_b2nd(
     data: AnyArray, params: Blosc2Params, blockshape: Sequence[int] | None, nthreads: int
 ) -> bytes:
-    import blosc2  # imported on use: it costs ~0.4 s at start-up
     assert params.chunkshape is not None
     if blockshape is None:
         blocks = params.block_shape()
@@ -443,16 +458,16 @@ def _encode_b2nd(
             raise ValueError(
                 f"block shape {blocks} does not fit in chunk shape {params.chunkshape}"
             )
-    blocksize = math.prod(blocks) * params.typesize
-    nd = blosc2.frombuffer(
-        data.tobytes(),
+    encoder = FrameEncoder(
         params.chunkshape,
-        dtype=np.dtype(f"V{params.typesize}"),
-        chunks=params.chunkshape,
-        blocks=blocks,
-        cparams=params.cparams(blocksize=blocksize, nthreads=nthreads),
+        params.typesize,
+        codec=params.effective_compcode,
+        clevel=params.clevel,
+        filter_code=params.filter_code,
+        blockshape=blocks,
+        nthreads=nthreads,
     )
-    return bytes(nd.to_cframe())
+    return encoder.encode(data)
 
 
 def decode_chunk(
@@ -488,10 +503,12 @@ def decode_chunk(
     ValueError
         If the frame cannot be parsed, or does not hold a chunk of `chunkshape` and `dtype`.
     """
-    import blosc2  # imported on use: it costs ~0.4 s at start-up
     dt = np.dtype(dtype)
     shape = _as_shape("chunkshape", chunkshape)
     raw = bytes(buf) if not isinstance(buf, bytes) else buf
+    if selection is None:
+        return _decode_whole(raw, dt, shape)
+    import blosc2  # imported on use: it costs ~0.4 s at start-up
     try:
         obj = blosc2.from_cframe(raw, copy=False)
     except Exception as exc:  # python-blosc2 raises several kinds on garbage
@@ -501,6 +518,27 @@ def decode_chunk(
     if isinstance(obj, blosc2.SChunk):
         return _decode_schunk(obj, dt, shape, selection)
     raise ValueError(f"unexpected Blosc2 frame content: {type(obj).__name__}")
+
+
+def _decode_whole(raw: bytes, dt: np.dtype[Any], shape: Shape) -> AnyArray:
+    """A whole chunk, through :mod:`~hyperslab.codecs.cframe` (no python-blosc2 objects)."""
+    layout = parse_frame(raw)
+    if layout.blockshape is not None:
+        if layout.shape != shape:
+            raise ValueError(f"the b2nd frame holds shape {layout.shape}, not chunk {shape}")
+        if layout.typesize != dt.itemsize:
+            raise ValueError(
+                f"the b2nd frame holds {layout.typesize}-byte items, not {dt.itemsize} ({dt})"
+            )
+    nbytes = math.prod(shape) * dt.itemsize
+    if layout.nbytes != nbytes:
+        raise ValueError(
+            f"the frame holds {layout.nbytes} bytes, not a chunk of {nbytes} "
+            f"(shape {shape}, dtype {dt})"
+        )
+    out: AnyArray = np.empty(shape, dtype=dt)
+    decode_into(raw, out)
+    return out
 
 
 def _decode_b2nd(nd: Any, dt: np.dtype[Any], shape: Shape, selection: Selection) -> AnyArray:

@@ -1,0 +1,562 @@
+"""Blosc2 chunk frames without python-blosc2 objects (codecs/cframe.py, codecs/blockshape.py).
+
+Oracles: python-blosc2's NDArray/SChunk frames (same bytes, same data), the HDF5 Blosc2
+filter of hdf5plugin (its frames decode here, ours read back through it), PyTables, NumPy.
+"""
+
+from __future__ import annotations
+
+import concurrent.futures
+import contextlib
+import ctypes
+import math
+import mmap
+import sys
+from pathlib import Path
+from typing import Any
+
+import blosc2
+import h5py
+import hdf5plugin
+import numpy as np
+import pytest
+import tables
+import tables.leaf
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from hyperslab.codecs import blockshape, cframe
+from hyperslab.codecs.blockshape import (
+    blocks_are_c_order,
+    choose_blockshape,
+    from_block_order,
+    to_block_order,
+)
+from hyperslab.codecs.blosc2_filter import Blosc2Params
+from hyperslab.codecs.cframe import FrameEncoder, FrameError, decode_into, decode_item, parse_frame
+
+CODECS = {"blosclz": 0, "lz4": 1, "lz4hc": 2, "zlib": 4, "zstd": 5}
+COMPOUND = np.dtype([("a", "<i2"), ("b", "<f8"), ("c", "S3")])
+WIDE = np.dtype([("a", "S300")])  # past Blosc2's 255-byte typesize
+DTYPES = [np.dtype(t) for t in ("u1", "<u2", "<i4", "<f8", "?")] + [COMPOUND]
+# (chunk shape, block shape): None is a plain super-chunk frame (the filter's rank-1 chunks).
+LAYOUTS = [
+    ((100,), None),
+    ((37,), None),
+    ((100,), (16,)),
+    ((4, 4), (4, 4)),
+    ((4, 4), (2, 4)),
+    ((9, 7), (4, 3)),
+    ((10, 6, 5), (3, 6, 5)),
+    ((10, 6, 5), (4, 4, 2)),
+    ((2, 3, 4, 5), (1, 1, 4, 5)),
+    ((3, 5, 7, 2), (2, 2, 3, 2)),
+]
+
+
+@pytest.fixture(autouse=True)
+def _no_host_cache_sizes(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Keep PyTables from sizing chunks by this host's caches (and writing ~/.pytables-*)."""
+    monkeypatch.setattr(tables.leaf, "get_cpu_info", lambda: {})
+
+
+def sample(shape: tuple[int, ...], dtype: Any, seed: int = 0) -> np.ndarray[Any, Any]:
+    """Compressible data of any dtype: random small bytes (bools made valid)."""
+    dt = np.dtype(dtype)
+    rng = np.random.default_rng(seed)
+    raw = rng.integers(0, 20, size=math.prod(shape) * dt.itemsize, dtype=np.uint8)
+    if dt.kind == "b":
+        raw %= 2
+    return raw.view(dt).reshape(shape)
+
+
+def reference_frame(
+    data: np.ndarray[Any, Any], blocks: tuple[int, ...] | None, codec: int, clevel: int,
+    filter_code: int, blocksize: int = 0,
+) -> bytes:
+    """The frame python-blosc2's objects build for the same parameters."""
+    typesize = data.dtype.itemsize
+    cparams = blosc2.CParams(
+        codec=codec, clevel=clevel, typesize=typesize, nthreads=1,
+        blocksize=blocksize if blocks is None else math.prod(blocks) * typesize,
+        splitmode=blosc2.SplitMode.FORWARD_COMPAT_SPLIT,
+        filters=[0, 0, 0, 0, 0, filter_code], filters_meta=[0] * 6,
+    )
+    if blocks is None:
+        schunk = blosc2.SChunk(chunksize=data.nbytes, data=data.reshape(-1).view(np.uint8),
+                               cparams=cparams)
+        return bytes(schunk.to_cframe())
+    nd = blosc2.frombuffer(data.tobytes(), data.shape, dtype=np.dtype(f"V{typesize}"),
+                           chunks=data.shape, blocks=blocks, cparams=cparams)
+    return bytes(nd.to_cframe())
+
+
+def encoder_for(data: np.ndarray[Any, Any], blocks: tuple[int, ...] | None, codec: int,
+                clevel: int, filter_code: int, blocksize: int = 0) -> FrameEncoder:
+    return FrameEncoder(data.shape, data.dtype.itemsize, codec=codec, clevel=clevel,
+                        filter_code=filter_code, blockshape=blocks, blocksize=blocksize)
+
+
+def blosc2_decoded(frame: bytes, data: np.ndarray[Any, Any]) -> np.ndarray[Any, Any]:
+    """python-blosc2's reading of a frame, as `data`'s dtype and shape."""
+    obj = blosc2.from_cframe(frame)
+    if isinstance(obj, blosc2.NDArray):
+        return np.asarray(obj[...]).view(data.dtype).reshape(data.shape)
+    return np.frombuffer(obj.decompress_chunk(0), dtype=data.dtype).reshape(data.shape)
+
+
+def check_items(frame: bytes, data: np.ndarray[Any, Any], count: int = 12) -> None:
+    rng = np.random.default_rng(len(frame))
+    chunkshape = None if parse_frame(frame).blockshape is not None else data.shape
+    for flat in {0, data.size - 1, *rng.integers(0, data.size, count).tolist()}:
+        index = np.unravel_index(flat, data.shape)
+        got = decode_item(frame, index, data.dtype, chunkshape=chunkshape)
+        assert got == data[index], (index, got, data[index])
+
+
+# ---------------------------------------------------------------- frames vs python-blosc2
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    layout=st.sampled_from(LAYOUTS),
+    dtype=st.sampled_from(DTYPES),
+    codec=st.sampled_from(sorted(CODECS.values())),
+    clevel=st.sampled_from([0, 1, 5, 9]),
+    filter_code=st.sampled_from([0, 1, 2]),
+    seed=st.integers(0, 3),
+)
+def test_frames_are_python_blosc2_frames(
+    layout: tuple[tuple[int, ...], tuple[int, ...] | None], dtype: np.dtype[Any], codec: int,
+    clevel: int, filter_code: int, seed: int,
+) -> None:
+    """Our frames are byte for byte python-blosc2's; each side decodes the other's."""
+    shape, blocks = layout
+    data = sample(shape, dtype, seed)
+    ours = encoder_for(data, blocks, codec, clevel, filter_code).encode(data)
+    theirs = reference_frame(data, blocks, codec, clevel, filter_code)
+    assert ours == theirs
+    np.testing.assert_array_equal(blosc2_decoded(ours, data), data)
+    out = np.empty_like(data)
+    decode_into(theirs, out)
+    np.testing.assert_array_equal(out, data)
+    check_items(theirs, data, count=4)
+
+
+def test_frames_of_wide_items() -> None:
+    """Items over 255 bytes (Blosc2 compresses them as bytes) go in plain frames."""
+    data = sample((7, 4), WIDE)
+    frame = FrameEncoder((28,), 300, codec=1, clevel=5, filter_code=1).encode(data)
+    assert frame == reference_frame(data.reshape(-1), None, 1, 5, 1)
+    np.testing.assert_array_equal(blosc2_decoded(frame, data), data)
+    out = np.empty_like(data)
+    decode_into(frame, out)
+    np.testing.assert_array_equal(out, data)
+    check_items(frame, data, count=3)
+    assert parse_frame(frame).typesize == 1  # as Blosc2 records it
+    with pytest.raises(ValueError, match="blockshape=None"):
+        encoder_for(data, (3, 4), 1, 5, 1)
+    # b2nd frames of wide items (the filter writes them, cannot read them) decode here.
+    wide = reference_frame(data, (3, 4), 1, 5, 1)
+    assert parse_frame(wide).typesize == 300
+    decode_into(wide, out)
+    np.testing.assert_array_equal(out, data)
+    check_items(wide, data, count=3)
+
+
+def test_plain_frame_block_size_and_any_shaped_input() -> None:
+    """Plain frames honour `blocksize`; encode takes any C-contiguous array of the size."""
+    data = sample((40, 25), "<f8")
+    encoder = FrameEncoder((1000,), 8, codec=1, clevel=5, filter_code=1, blocksize=1600)
+    frame = encoder.encode(data)
+    assert frame == reference_frame(data.reshape(-1), None, 1, 5, 1, blocksize=1600)
+    assert parse_frame(frame).blocksize == 1600
+    assert encoder.encode(np.asfortranarray(data).T.T) == frame
+    out = np.empty((40, 25))
+    decode_into(frame, out)
+    np.testing.assert_array_equal(out, data)
+    assert decode_item(frame, (3, 7), "<f8", chunkshape=(40, 25)) == data[3, 7]
+    assert decode_item(frame, (-1,), "<f8") == data[-1, -1]
+    with pytest.raises(ValueError, match="does not fill"):
+        decode_item(frame, (3, 7), "<f8", chunkshape=(40, 24))
+
+
+# ---------------------------------------------------------------- the HDF5 filter's frames
+FILTER_CASES = [
+    ((10, 10), (5, 5), "<f8", {"cname": "zstd", "clevel": 5, "filters": 2}),
+    ((300, 120), (200, 64), "<i4", {"cname": "lz4", "clevel": 3, "filters": 1}),
+    ((40, 30, 20), (16, 30, 7), "<f4", {"cname": "blosclz", "clevel": 9, "filters": 0}),
+    ((3, 2, 50, 4), (2, 2, 32, 4), "<u2", {"cname": "zlib", "clevel": 1, "filters": 3}),
+    ((6, 6), (4, 4), COMPOUND, {"cname": "lz4hc", "clevel": 4, "filters": 1}),
+    ((7, 5), (4, 4), "?", {"cname": "zstd", "clevel": 0, "filters": 1}),
+    ((100,), (64,), "u1", {"cname": "blosclz", "clevel": 1, "filters": 1}),
+    ((5000,), (3000,), "<f8", {"cname": "zstd", "clevel": 2, "filters": 2}),
+    ((30,), (16,), WIDE, {"cname": "lz4", "clevel": 5, "filters": 1}),
+    ((6, 4), (4, 4), WIDE, {"cname": "zstd", "clevel": 5, "filters": 1}),
+]
+
+
+def chunk_starts(shape: tuple[int, ...], chunks: tuple[int, ...]) -> list[tuple[int, ...]]:
+    grid = [range(0, n, c) for n, c in zip(shape, chunks, strict=True)]
+    return [tuple(g[i] for g, i in zip(grid, idx, strict=True))
+            for idx in np.ndindex(*(len(g) for g in grid))]
+
+
+def padded_chunk(data: np.ndarray[Any, Any], start: tuple[int, ...],
+                 chunks: tuple[int, ...]) -> np.ndarray[Any, Any]:
+    part = data[tuple(slice(s, s + c) for s, c in zip(start, chunks, strict=True))]
+    chunk = np.zeros(chunks, dtype=data.dtype)
+    chunk[tuple(slice(0, n) for n in part.shape)] = part
+    return chunk
+
+
+def blosc2_params(dset: h5py.Dataset) -> Blosc2Params:
+    dcpl = dset.id.get_create_plist()
+    return Blosc2Params.from_cd_values(dcpl.get_filter(0)[2])
+
+
+@pytest.mark.parametrize(("shape", "chunks", "dtype", "kw"), FILTER_CASES)
+def test_hdf5_filter_frames_decode(
+    tmp_path: Path, shape: tuple[int, ...], chunks: tuple[int, ...], dtype: Any,
+    kw: dict[str, Any],
+) -> None:
+    data = sample(shape, dtype, seed=1)
+    with h5py.File(tmp_path / "f.h5", "w") as f:
+        dset = f.create_dataset("x", data=data, chunks=chunks, **hdf5plugin.Blosc2(**kw))
+        for start in chunk_starts(shape, chunks):
+            frame = dset.id.read_direct_chunk(start)[1]
+            expected = padded_chunk(data, start, chunks)
+            out = np.empty(chunks, dtype=data.dtype)
+            decode_into(frame, out)
+            np.testing.assert_array_equal(out, expected)
+            check_items(frame, expected, count=6)
+
+
+@pytest.mark.parametrize(("shape", "chunks", "dtype", "kw"), FILTER_CASES)
+def test_our_frames_read_back_through_the_filter(
+    tmp_path: Path, shape: tuple[int, ...], chunks: tuple[int, ...], dtype: Any,
+    kw: dict[str, Any],
+) -> None:
+    """Frames written raw read back through HDF5's filter path (PyTables for some)."""
+    data = sample(shape, dtype, seed=2)
+    path = tmp_path / "ours.h5"
+    with h5py.File(path, "w") as f:
+        dset = f.create_dataset("x", shape=shape, dtype=dtype, chunks=chunks,
+                                **hdf5plugin.Blosc2(**kw))
+        params = blosc2_params(dset)
+        itemsize = np.dtype(dtype).itemsize
+        wide = params.typesize > 255  # the filter cannot read b2nd frames of those
+        blocks = choose_blockshape(chunks, itemsize, 4096) if params.is_b2nd and not wide else None
+        encoder = FrameEncoder(chunks, params.typesize, codec=params.effective_compcode,
+                               clevel=params.clevel, filter_code=params.filter_code,
+                               blockshape=blocks, blocksize=params.blocksize)
+        for start in chunk_starts(shape, chunks):
+            dset.id.write_direct_chunk(start, encoder.encode(padded_chunk(data, start, chunks)))
+    with h5py.File(path, "r") as f:  # a fresh chunk cache: every chunk goes through the filter
+        np.testing.assert_array_equal(f["x"][...], data)
+    if len(shape) > 1 and np.dtype(dtype).kind in "iuf":
+        with tables.open_file(path, "r") as h5:  # PyTables' own b2nd reader
+            np.testing.assert_array_equal(h5.root.x[...], data)
+
+
+# ---------------------------------------------------------------- special chunks, partial reads
+@pytest.mark.parametrize(
+    ("make", "expected"),
+    [
+        (lambda: blosc2.zeros((6, 5), chunks=(6, 5), blocks=(2, 5)), np.zeros((6, 5))),
+        (lambda: blosc2.nans((6, 5), chunks=(6, 5), blocks=(2, 5)), np.full((6, 5), np.nan)),
+        (lambda: blosc2.full((6, 5), 3.5, chunks=(6, 5), blocks=(2, 5)), np.full((6, 5), 3.5)),
+        (lambda: blosc2.full((50,), 7, dtype="<i4", chunks=(50,), blocks=(16,)),
+         np.full(50, 7, dtype="<i4")),
+        (lambda: blosc2.uninit((6, 5), chunks=(6, 5), blocks=(2, 5)), np.zeros((6, 5))),
+    ],
+)
+def test_special_chunks(make: Any, expected: np.ndarray[Any, Any]) -> None:
+    frame = bytes(make().to_cframe())
+    out = np.empty_like(expected)
+    decode_into(frame, out)
+    np.testing.assert_array_equal(out, expected)
+    index = (expected.shape[0] - 1,) + (1,) * (expected.ndim - 1)
+    np.testing.assert_array_equal(decode_item(frame, index, expected.dtype), expected[index])
+
+
+@pytest.mark.parametrize("typesize", [4, 8])
+def test_encoder_stores_zero_chunks_as_special_offsets(typesize: int) -> None:
+    data = np.zeros((64, 8), dtype=f"<f{typesize}")
+    frame = FrameEncoder((64, 8), typesize, codec=5, clevel=5, filter_code=1,
+                         blockshape=(16, 8)).encode(data)
+    assert parse_frame(frame).special == cframe.SPECIAL_ZERO
+    assert frame == reference_frame(data, (16, 8), 5, 5, 1)
+    np.testing.assert_array_equal(blosc2_decoded(frame, data), data)
+
+
+@pytest.mark.parametrize(("filter_code", "partial"), [(0, True), (1, True), (2, True),
+                                                      (3, False)])
+def test_decode_item_decompresses_one_block(
+    monkeypatch: pytest.MonkeyPatch, filter_code: int, partial: bool
+) -> None:
+    """Items come from a one-block decompression (not for delta, whose blocks chain)."""
+    data = np.arange(1003, dtype="<i4") // 16  # compressible; 1003 items: short last block
+    frame = FrameEncoder((1003,), 4, codec=1, clevel=5, filter_code=filter_code,
+                         blocksize=256).encode(data)
+    seen: list[int] = []
+    real = cframe._decompress
+
+    def spy(src: Any, dst: Any, nthreads: int) -> None:
+        seen.append(len(dst))
+        real(src, dst, nthreads)
+
+    monkeypatch.setattr(cframe, "_decompress", spy)
+    for i in [0, 63, 64, 500, 959, 960, 1002]:
+        assert decode_item(frame, (i,), "<i4") == data[i]
+    assert (max(seen) <= 256) is partial
+    b2nd = FrameEncoder((20, 30), 4, codec=5, clevel=5, filter_code=filter_code,
+                        blockshape=(4, 5)).encode(data[:600].reshape(20, 30))
+    seen.clear()
+    check_items(b2nd, data[:600].reshape(20, 30), count=20)
+    assert (max(seen) <= 80) is partial
+
+
+def test_uncompressed_chunks_are_read_in_place(monkeypatch: pytest.MonkeyPatch) -> None:
+    data = sample((12, 10), "<f8")
+    frame = FrameEncoder((12, 10), 8, codec=1, clevel=0, filter_code=1,
+                         blockshape=(5, 3)).encode(data)
+    monkeypatch.setattr(cframe, "_decompress", None)  # never called for single items
+    check_items(frame, data, count=30)
+
+
+# ---------------------------------------------------------------- errors
+def test_decode_argument_errors() -> None:
+    data = sample((6, 4), "<i8")
+    frame = FrameEncoder((6, 4), 8, codec=1, clevel=5, filter_code=1,
+                         blockshape=(3, 2)).encode(data)
+    with pytest.raises(ValueError, match="192 bytes, out has 96"):
+        decode_into(frame, np.empty((6, 4), "<i4"))
+    with pytest.raises(ValueError, match="C-contiguous"):
+        decode_into(frame, np.empty((4, 6), "<i8").T)
+    readonly = np.empty((6, 4), "<i8")
+    readonly.flags.writeable = False
+    with pytest.raises(ValueError, match="writeable"):
+        decode_into(frame, readonly)
+    out = np.empty(24, "<u8")  # any dtype and shape of the right size
+    decode_into(memoryview(frame), out)
+    np.testing.assert_array_equal(out, data.reshape(-1).view("<u8"))
+    with pytest.raises(IndexError, match="out of bounds"):
+        decode_item(frame, (6, 0), "<i8")
+    with pytest.raises(IndexError, match="1 dims"):
+        decode_item(frame, (1,), "<i8")
+    with pytest.raises(ValueError, match="8-byte items, not 4"):
+        decode_item(frame, (1, 1), "<i4")
+    assert decode_item(frame, (-1, -2), "<i8") == data[-1, -2]
+
+
+def test_encoder_argument_errors() -> None:
+    with pytest.raises(ValueError, match="clevel"):
+        FrameEncoder((4, 4), 8, codec=1, clevel=10, filter_code=1, blockshape=(2, 2))
+    with pytest.raises(ValueError, match="does not fit"):
+        FrameEncoder((4, 4), 8, codec=1, clevel=1, filter_code=1, blockshape=(8, 2))
+    with pytest.raises(ValueError, match="at most"):
+        FrameEncoder((2**20, 2**9), 8, codec=1, clevel=1, filter_code=1, blockshape=(2, 2))
+    encoder = FrameEncoder((4, 4), 8, codec=1, clevel=1, filter_code=1, blockshape=(2, 2))
+    with pytest.raises(ValueError, match="128 bytes"):
+        encoder.encode(np.zeros((4, 3)))
+    with pytest.raises(ValueError, match="codec=77"):
+        FrameEncoder((4, 4), 8, codec=77, clevel=1, filter_code=1).encode(np.arange(16.0))
+
+
+def _mutations(frame: bytes, count: int) -> list[bytes]:
+    rng = np.random.default_rng(7)
+    out = [frame[:n] for n in range(0, len(frame), 7)] + [frame + b"\x00", b"", b"\x9e" * 200]
+    for _ in range(count):
+        buf = bytearray(frame)
+        for pos in rng.integers(0, len(buf), rng.integers(1, 4)):
+            buf[pos] = int(rng.integers(0, 256))
+        out.append(bytes(buf))
+    return out
+
+
+@pytest.mark.parametrize("blocks", [None, (2, 5), (4, 5)])
+def test_malformed_frames_raise_frame_error(blocks: tuple[int, ...] | None) -> None:
+    """Truncated, extended, garbage and corrupted frames never crash the interpreter."""
+    data = sample((8, 5), "<f8")
+    chunkshape = data.shape if blocks is not None else (40,)
+    frame = FrameEncoder(chunkshape, 8, codec=5, clevel=5, filter_code=1,
+                         blockshape=blocks, blocksize=64).encode(data)
+    out = np.empty_like(data)
+    last = tuple(n - 1 for n in chunkshape)
+    for bad in _mutations(frame, 400):
+        try:
+            parse_frame(bad)
+        except FrameError:
+            continue
+        for call in (lambda b=bad: decode_into(b, out),
+                     lambda b=bad: decode_item(b, last, "<f8")):
+            try:
+                call()
+            except (FrameError, IndexError, ValueError):
+                pass
+    for bad in _mutations(frame, 0):
+        with pytest.raises(FrameError):
+            parse_frame(bad)
+    with pytest.raises(FrameError, match="bytes-like"):
+        parse_frame(np.zeros((4, 4), "u1")[:, ::2])
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="mprotect via libc")
+def test_corrupt_chunks_never_read_past_their_end() -> None:
+    """Corrupted inner chunks placed just before an unreadable page decode or raise.
+
+    A read past the chunk's last byte would kill the interpreter (SIGSEGV) here.
+    """
+    page = mmap.PAGESIZE
+    area = mmap.mmap(-1, 3 * page, prot=mmap.PROT_READ | mmap.PROT_WRITE)
+    address = ctypes.addressof(ctypes.c_char.from_buffer(area))
+    libc = ctypes.CDLL(None, use_errno=True)
+    assert libc.mprotect(ctypes.c_void_p(address + 2 * page), page, 0) == 0
+    view = memoryview(area)
+    chunks = []
+    for codec in (0, 1, 4, 5):
+        for filter_code, typesize in ((0, 4), (1, 8), (2, 2)):
+            data = (np.arange(4096 // typesize) // 3).astype(f"<u{typesize}")
+            frame = FrameEncoder(data.shape, typesize, codec=codec, clevel=5,
+                                 filter_code=filter_code).encode(data)
+            layout = parse_frame(frame)
+            chunks.append(frame[layout.chunk_start:layout.chunk_stop])
+    rng = np.random.default_rng(11)
+    try:
+        for n in range(3000):
+            chunk = bytearray(chunks[n % len(chunks)])
+            for pos in rng.integers(0, len(chunk), rng.integers(1, 4)):
+                chunk[pos] = int(rng.integers(0, 256))
+            if n % 5 == 0:
+                chunk = chunk[: rng.integers(1, len(chunk))]
+            start = 2 * page - len(chunk)
+            view[start : 2 * page] = chunk
+            target = bytearray(4096)
+            if int.from_bytes(chunk[4:8], "little") != 4096:
+                continue  # decode_into checks the size against its output first
+            with contextlib.suppress(FrameError):
+                cframe._decompress(view[start : 2 * page], target, 1)
+    finally:
+        view.release()
+        area.close()
+
+
+def test_frame_error_is_a_value_error_naming_the_problem() -> None:
+    frame = FrameEncoder((16,), 8, codec=1, clevel=5, filter_code=1).encode(np.arange(16.0))
+    assert issubclass(FrameError, ValueError)
+    with pytest.raises(FrameError, match=f"{len(frame) + 1}"):
+        parse_frame(frame + b"\x00")
+    with pytest.raises(FrameError, match="not a Blosc2 frame"):
+        parse_frame(b"x" * 200)
+    layout = parse_frame(frame)
+    assert (layout.nbytes, layout.typesize, layout.blockshape, layout.codec, layout.clevel) == (
+        128, 8, None, 1, 5)
+
+
+# ---------------------------------------------------------------- threads
+def test_encode_and_decode_in_a_thread_pool() -> None:
+    data = sample((16, 64, 64), "<u2")
+    encoder = FrameEncoder((64, 64), 2, codec=5, clevel=5, filter_code=2, blockshape=(8, 64))
+    with concurrent.futures.ThreadPoolExecutor(4) as pool:
+        frames = list(pool.map(encoder.encode, data))
+        outs = [np.empty((64, 64), "<u2") for _ in frames]
+        list(pool.map(decode_into, frames, outs))
+    np.testing.assert_array_equal(np.stack(outs), data)
+    assert blosc2.set_releasegil(True) is True  # switched on by the module
+    # Blosc2's own threads may store the blocks out of order: items still come right.
+    image = data.reshape(1024, 64)
+    threaded = FrameEncoder((1024, 64), 2, codec=1, clevel=5, filter_code=1,
+                            blockshape=(16, 64), nthreads=4).encode(image)
+    out = np.empty_like(image)
+    decode_into(threaded, out, nthreads=4)
+    np.testing.assert_array_equal(out, image)
+    check_items(threaded, image, count=40)
+
+
+# ---------------------------------------------------------------- block shapes
+def test_l2_cache_and_default_target(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    assert blockshape.l2_cache_bytes() > 0
+    blockshape.l2_cache_bytes.cache_clear()
+    monkeypatch.setattr(blockshape, "_CACHE_DIR", tmp_path)
+    try:
+        assert blockshape.l2_cache_bytes() == blockshape.DEFAULT_L2_BYTES
+        index = tmp_path / "index2"
+        index.mkdir()
+        (index / "level").write_text("2\n")
+        (index / "type").write_text("Unified\n")
+        (index / "size").write_text("2048K\n")
+        blockshape.l2_cache_bytes.cache_clear()
+        assert blockshape.l2_cache_bytes() == 2 * 1024 * 1024
+        assert blockshape.default_block_bytes() == 512 * 1024
+        assert choose_blockshape((1000, 1000), 8) == (50, 1000)
+    finally:
+        blockshape.l2_cache_bytes.cache_clear()
+
+
+@pytest.mark.parametrize(
+    ("chunks", "itemsize", "target", "expected"),
+    [
+        ((4, 4), 8, 65536, (4, 4)),
+        ((1000, 100), 8, 65536, (50, 100)),
+        ((1310, 100), 8, 524288, (655, 100)),
+        ((1, 4096, 4096), 2, 131072, (1, 16, 4096)),
+        ((7, 1009), 8, 4096, (1, 505)),  # prime trailing dim: equal blocks, padded
+        ((10**6,), 8, 131072, (15625,)),
+        ((3, 3), 1, 1, (1, 1)),
+    ],
+)
+def test_choose_blockshape_examples(
+    chunks: tuple[int, ...], itemsize: int, target: int, expected: tuple[int, ...]
+) -> None:
+    assert choose_blockshape(chunks, itemsize, target) == expected
+
+
+@settings(max_examples=80, deadline=None)
+@given(
+    chunks=st.lists(st.integers(1, 300), min_size=1, max_size=4).map(tuple),
+    itemsize=st.sampled_from([1, 2, 8, 25]),
+    target=st.integers(1, 2**18),
+)
+def test_choose_blockshape_rules(chunks: tuple[int, ...], itemsize: int, target: int) -> None:
+    blocks = choose_blockshape(chunks, itemsize, target)
+    assert len(blocks) == len(chunks)
+    assert all(1 <= b <= c for b, c in zip(blocks, chunks, strict=True))
+    assert math.prod(blocks) * itemsize <= max(target, itemsize)
+    if math.prod(chunks) * itemsize <= target:
+        assert blocks == chunks
+    # Slabs: ones, then one free dim k, then the chunk's trailing dims in full.
+    k = next(i for i in range(len(chunks))
+             if set(blocks[:i]) <= {1} and blocks[i + 1:] == chunks[i + 1:])
+    if k == 0 or chunks[k] % blocks[k] == 0:
+        assert blocks_are_c_order(chunks, chunks, blocks)
+    assert choose_blockshape(list(chunks), itemsize, target) == blocks
+
+
+def reference_block_order(chunk: np.ndarray[Any, Any], blocks: tuple[int, ...]) -> bytes:
+    """Block order, block by block with a Python loop (edge blocks zero-padded)."""
+    grid = [-(-c // b) for c, b in zip(chunk.shape, blocks, strict=True)]
+    parts = []
+    for g in np.ndindex(*grid):
+        block = np.zeros(blocks, dtype=chunk.dtype)
+        part = chunk[tuple(slice(i * b, (i + 1) * b) for i, b in zip(g, blocks, strict=True))]
+        block[tuple(slice(0, n) for n in part.shape)] = part
+        parts.append(block.tobytes())
+    return b"".join(parts)
+
+
+@pytest.mark.parametrize(("chunks", "blocks"), [
+    ((4, 4), (2, 4)), ((9, 7), (4, 3)), ((10, 6, 5), (4, 4, 2)), ((3, 5, 7, 2), (2, 2, 3, 2)),
+    ((10, 4), (3, 4)), ((2, 3, 4, 5), (1, 1, 4, 5)), ((7, 3), (7, 3)), ((50,), (16,)),
+])
+@pytest.mark.parametrize("dtype", ["u1", "<f8", COMPOUND])
+def test_block_order_round_trip(chunks: tuple[int, ...], blocks: tuple[int, ...],
+                                dtype: Any) -> None:
+    chunk = sample(chunks, dtype, seed=3)
+    blocked = to_block_order(chunk, blocks)
+    assert blocked.tobytes() == reference_block_order(chunk, blocks)
+    out = np.empty_like(chunk)
+    from_block_order(blocked, out, chunks, blocks)
+    np.testing.assert_array_equal(out, chunk)
+    smaller = tuple(max(1, c - 1) for c in chunks)  # an array smaller than its chunk
+    part = np.empty(smaller, dtype=chunk.dtype)
+    from_block_order(blocked, part, chunks, blocks, smaller)
+    np.testing.assert_array_equal(part, chunk[tuple(slice(0, n) for n in smaller)])
