@@ -9,17 +9,25 @@ It hides two PyTables conventions h5py does not know: booleans stored as 8-bit
 from __future__ import annotations
 
 import math
+import threading
 from collections.abc import Sequence
 from typing import Any, NamedTuple
 
 import h5py
 import numpy as np
-from h5py import h5d, h5p, h5s, h5t, h5z
+from h5py import h5d, h5f, h5i, h5p, h5s, h5t, h5z
 
 from hyperslab._typing import AnyArray, Shape
-from hyperslab.errors import FilterNotAvailableError, HDF5ExtError
+from hyperslab.errors import FilterNotAvailableError, HDF5ExtError, NotChunkedError
+from hyperslab.storage.chunkindex import ChunkIndex, ChunkLocation
+from hyperslab.storage.rawchunks import RawChunks
 
 UNLIMITED = h5s.UNLIMITED
+
+_UNSET = object()
+
+_RAW_CHUNKS_LOCK = threading.Lock()
+"""Makes the lazy creation of a dataset's :class:`RawChunks` happen once."""
 
 
 class RawFilter(NamedTuple):
@@ -166,7 +174,18 @@ class Dataset:
         The open low-level dataset.
     """
 
-    __slots__ = ("_bitfield_bool", "_dset", "_dtype", "_enum_bool", "_extent", "dsid")
+    __slots__ = (
+        "_bitfield_bool",
+        "_chunks",
+        "_dset",
+        "_dtype",
+        "_enum_bool",
+        "_extent",
+        "_raw",
+        "_read_only",
+        "_shape",
+        "dsid",
+    )
 
     def __init__(self, dsid: h5d.DatasetID) -> None:
         self.dsid = dsid
@@ -182,12 +201,33 @@ class Dataset:
         self._dtype: np.dtype[Any] = dtype
         # Scalar, simple or null: fixed at creation (resizing keeps a dataspace simple).
         self._extent = int(dsid.get_space().get_simple_extent_type())
+        # Raw chunk access and the chunk index: made at the first raw-chunk call.
+        self._raw: RawChunks | None = None
+        # Facts that cannot change, read once: the chunk shape; the shape when the file is
+        # open read-only (h5py's Dataset asks HDF5 each time, ~10 us).
+        self._chunks: Shape | object | None = _UNSET
+        self._read_only: bool | None = None
+        self._shape: Shape | None = None
 
     # ------------------------------------------------------------------ description
     @property
+    def name(self) -> str:
+        """The dataset's path in its file (``''`` for an anonymous dataset)."""
+        name = self._dset.name
+        return "" if name is None else str(name)
+
+    @property
     def shape(self) -> Shape:
         """The current shape."""
-        return tuple(self._dset.shape)
+        shape = self._shape
+        if shape is None:
+            shape = tuple(self._dset.shape)
+            if self._read_only is None:
+                intent = h5i.get_file_id(self.dsid).get_intent()
+                self._read_only = intent == h5f.ACC_RDONLY  # SWMR readers see it change
+            if self._read_only:
+                self._shape = shape
+        return shape
 
     @property
     def maxshape(self) -> tuple[int | None, ...]:
@@ -204,6 +244,15 @@ class Dataset:
     def raw_dtype(self) -> np.dtype[Any]:
         """The dtype as h5py reads it, with h5py's metadata (enums, vlens, references)."""
         return np.dtype(self._dset.dtype)
+
+    @property
+    def raw_itemsize_matches(self) -> bool:
+        """Whether an element takes as many bytes in the file as in :attr:`dtype`.
+
+        When it does not (HDF5 converts the type on read, e.g. a long double written on
+        another platform), raw chunk bytes cannot be viewed as :attr:`dtype`.
+        """
+        return int(self.dsid.get_type().get_size()) == self._dtype.itemsize
 
     @property
     def hdf5_class(self) -> str:
@@ -241,8 +290,11 @@ class Dataset:
     @property
     def chunks(self) -> Shape | None:
         """The chunk shape, or None for contiguous and compact datasets."""
-        chunks = self._dset.chunks
-        return tuple(chunks) if chunks is not None else None
+        chunks = self._chunks
+        if chunks is _UNSET:
+            found = self._dset.chunks
+            chunks = self._chunks = tuple(found) if found is not None else None
+        return chunks  # type: ignore[return-value]
 
     @property
     def is_scalar(self) -> bool:
@@ -334,17 +386,25 @@ class Dataset:
             array = array.view(np.int8)
         return array
 
-
     def write(self, key: Any, value: AnyArray) -> None:
         """Write ``value`` (already of the dataset's dtype and broadcastable) at ``key``."""
         if self._bitfield_bool:
             value = np.asarray(value, dtype=np.bool_).view(np.uint8)
         elif self._enum_bool:
             value = np.asarray(value, dtype=np.int8).view(np.bool_)
+        raw = self._raw
         try:
             self._dset[key] = value
         except OSError as exc:
+            if raw is not None:
+                raw.invalidate()  # some chunks may have been written
             raise HDF5ExtError(f"cannot write to dataset {self._dset.name!r}: {exc}") from exc
+        except BaseException:
+            if raw is not None:
+                raw.invalidate()
+            raise
+        if raw is not None:
+            raw.written_through_pipeline(key)
 
     def write_all(self, value: AnyArray) -> None:
         """Write the whole dataset from ``value`` (of its shape), skipping h5py's selection code."""
@@ -352,23 +412,159 @@ class Dataset:
             self.write((), value)
             return
         data = np.ascontiguousarray(value)
+        raw = self._raw
         try:
             self.dsid.write(h5s.ALL, h5s.ALL, data)
         except (OSError, TypeError) as exc:
+            if raw is not None:
+                raw.invalidate()
             raise HDF5ExtError(f"cannot write to dataset {self._dset.name!r}: {exc}") from exc
+        if raw is not None:
+            raw.written_through_pipeline(())
 
     def resize(self, shape: Shape) -> None:
         """Change the current shape (within ``maxshape``)."""
+        raw = self._raw
         try:
             self._dset.resize(tuple(shape))
         except (OSError, ValueError) as exc:
+            if raw is not None:
+                raw.invalidate()
             raise HDF5ExtError(
                 f"cannot resize dataset {self._dset.name!r} to {tuple(shape)}: {exc}"
             ) from exc
+        if raw is not None:
+            raw.resized(shape)
 
     def flush(self) -> None:
         """Flush the dataset's buffers to the file."""
         self._dset.flush()
+
+    # ------------------------------------------------------------------ raw chunks
+    # Chunks are named by grid coordinates: chunk numbers, element start // chunkshape.
+    # The machinery (index bookkeeping, pread) is in hyperslab.storage.rawchunks.
+    def raw_chunks(self) -> RawChunks:
+        """The raw-chunk state of this dataset (made at the first call).
+
+        Raises
+        ------
+        NotChunkedError
+            If the dataset is contiguous or compact.
+        """
+        raw = self._raw
+        if raw is None:
+            chunks = self.chunks
+            if chunks is None:
+                raise NotChunkedError(
+                    f"dataset {self._dset.name!r} is not chunked, so it has no raw chunks"
+                )
+            with _RAW_CHUNKS_LOCK:  # threads reading at once must share one index
+                raw = self._raw
+                if raw is None:
+                    raw = self._raw = RawChunks(self.dsid, chunks)
+        return raw
+
+    @property
+    def chunk_grid(self) -> Shape:
+        """Chunks per dimension: ``ceil(shape / chunks)`` (NotChunkedError if contiguous)."""
+        return self.raw_chunks().grid
+
+    def chunk_location(self, grid_coords: Sequence[int]) -> ChunkLocation | None:
+        """Where the chunk at ``grid_coords`` is stored, or None if it was never written.
+
+        Exact after any write or resize made through this object.  A chunk written since
+        the index was built may cost one HDF5 look-up (then cached).
+
+        Raises
+        ------
+        NotChunkedError
+            If the dataset is not chunked.
+        IndexError
+            If ``grid_coords`` is outside the current chunk grid.
+        """
+        raw = self._raw
+        if raw is None:
+            raw = self.raw_chunks()
+        return raw.location(grid_coords)
+
+    def chunk_is_written(self, grid_coords: Sequence[int]) -> bool:
+        """Whether the chunk at ``grid_coords`` was written (O(1), never asks HDF5).
+
+        Raises
+        ------
+        NotChunkedError, IndexError
+            As :meth:`chunk_location`.
+        """
+        raw = self._raw
+        if raw is None:
+            raw = self.raw_chunks()
+        return raw.is_written(grid_coords)
+
+    def read_raw_chunk(self, grid_coords: Sequence[int]) -> tuple[bytes, int]:
+        """The stored (still filtered) bytes and the filter mask of one chunk.
+
+        On a file open read-only with the sec2 driver the bytes are read with ``os.pread``
+        at the indexed offset; otherwise with ``read_direct_chunk``.
+
+        Raises
+        ------
+        NoSuchChunkError
+            If the chunk was never written.
+        NotChunkedError, IndexError
+            As :meth:`chunk_location`.
+        HDF5ExtError
+            If the chunk cannot be read (e.g. a truncated file).
+        """
+        raw = self._raw
+        if raw is None:
+            raw = self.raw_chunks()
+        return raw.read(grid_coords)
+
+    def read_raw_range(self, grid_coords: Sequence[int], start: int, nbytes: int) -> bytes:
+        """``nbytes`` stored bytes of one chunk from byte ``start`` (e.g. one item).
+
+        Meant for unfiltered chunks.  On read-only files only those bytes are read.
+
+        Raises
+        ------
+        ValueError
+            If the range is not inside the chunk's stored bytes.
+        NoSuchChunkError, NotChunkedError, IndexError, HDF5ExtError
+            As :meth:`read_raw_chunk`.
+        """
+        raw = self._raw
+        if raw is None:
+            raw = self.raw_chunks()
+        return raw.read_range(grid_coords, start, nbytes)
+
+    def write_raw_chunk(self, grid_coords: Sequence[int], data: Any, filter_mask: int = 0) -> None:
+        """Store ``data`` (bytes-like, already filtered) as one chunk, bypassing filters.
+
+        Raises
+        ------
+        FileModeError
+            If the file is open read-only.
+        ValueError
+            If ``data`` is empty, not contiguous, or (for a chunk stored unfiltered) not
+            exactly one chunk of bytes.
+        NotChunkedError, IndexError
+            As :meth:`chunk_location`.
+        HDF5ExtError
+            If HDF5 refuses the chunk.
+        """
+        self.raw_chunks().write(grid_coords, data, filter_mask)
+
+    def chunk_index(self) -> ChunkIndex:
+        """An exact snapshot of where every written chunk is (see :class:`ChunkIndex`).
+
+        Built with one ``chunk_iter`` pass the first time, then kept current cheaply.
+        """
+        return self.raw_chunks().index()
+
+    def invalidate_chunk_index(self) -> None:
+        """Forget the chunk index (after writes made outside this object); rebuilt lazily."""
+        if self._raw is not None:
+            self._raw.invalidate()
 
 
 def _read_error(dataset: Dataset, exc: OSError) -> Exception:
