@@ -66,6 +66,7 @@ from hyperslab.nodes.atom import (
     UIntAtom,
 )
 from hyperslab.nodes.attributeset import AttributeSet
+from hyperslab.nodes.directchunk import ChunkInfo
 from hyperslab.nodes.file import File, open_file
 from hyperslab.nodes.group import Group, RootGroup
 from hyperslab.nodes.leaf import Leaf
@@ -76,7 +77,8 @@ from hyperslab.options import FileOptions
 __version__ = "0.1.0"
 
 __all__ = [
-    "Array", "Atom", "AttributeSet", "BoolAtom", "CArray", "ChunkError", "ClosedFileError",
+    "Array", "Atom", "AttributeSet", "BoolAtom", "CArray", "ChunkError", "ChunkInfo",
+    "ClosedFileError",
     "ClosedNodeError", "Complex64Atom", "Complex128Atom", "ComplexAtom", "DataTypeWarning",
     "EArray", "Enum", "EnumAtom", "ExternalLink", "File", "FileModeError", "FileOptions",
     "FilterNotAvailableError", "Filters", "FiltersError", "FlavorWarning", "Float16Atom",

@@ -6,6 +6,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
+from hyperslab.chunked.access import write_selection
 from hyperslab.errors import HDF5ExtError
 from hyperslab.nodes.leaf import Leaf
 from hyperslab.storage import attributes as raw
@@ -117,28 +118,10 @@ class EArray(CArray):
         key: list[Any] = [slice(None)] * len(shape)
         key[extdim] = slice(old, old + added)
         try:
-            self._dataset.write(tuple(key), np.ascontiguousarray(data))
+            write_selection(self._dataset, tuple(key), data, self._engine)
         except HDF5ExtError:
             self._dataset.resize(tuple(shape))
             raise
-
-    def truncate(self, size: int) -> None:
-        """Grow or shrink the EArray to ``size`` rows along the extendable dimension.
-
-        New rows hold the fill value (the atom's default).
-
-        Raises
-        ------
-        ValueError
-            If ``size`` is negative.
-        """
-        self._file._check_writable()
-        size = int(size)
-        if size < 0:
-            raise ValueError(f"truncate size must be non-negative, not {size}")
-        shape = list(self.shape)
-        shape[self.extdim] = size
-        self._dataset.resize(tuple(shape))
 
 
 class UnImplemented(Leaf):

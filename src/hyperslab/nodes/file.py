@@ -5,11 +5,13 @@ from __future__ import annotations
 import os
 import time
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import numpy as np
 
 from hyperslab import parameters
+from hyperslab.chunked.engine import default_workers
 from hyperslab.codecs.filters import Filters
 from hyperslab.errors import (
     ClosedFileError,
@@ -128,6 +130,8 @@ class File:
             metadata_cache_size=options.metadata_cache_size,
         )
         self._isopen = True
+        self._pool: ThreadPoolExecutor | None = None
+        self._workers = default_workers()
         self._cache = NodeCache(options.node_cache_slots)
         try:
             root_id = h5file.root_group(self._h5, self.root_uep)
@@ -190,6 +194,12 @@ class File:
     def params(self) -> FileOptions:
         """The frozen settings of this file."""
         return self._options
+
+    def _executor(self) -> ThreadPoolExecutor:
+        """The file's pool of threads for (de)compressing chunks (made on first use)."""
+        if self._pool is None:
+            self._pool = ThreadPoolExecutor(self._workers, thread_name_prefix="hyperslab")
+        return self._pool
 
     def _check_open(self) -> None:
         if not self._isopen:
@@ -746,6 +756,9 @@ class File:
         self._cache.clear()
         self.root._isopen = False
         self._isopen = False
+        if self._pool is not None:
+            self._pool.shutdown()
+            self._pool = None
         self._h5.close()
 
     def __enter__(self) -> File:

@@ -3,19 +3,22 @@
 from __future__ import annotations
 
 import math
+import operator
 import sys
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 
 from hyperslab._typing import AnyArray, Selection, Shape
 from hyperslab.chunked.access import read_selection, write_selection
+from hyperslab.chunked.engine import ChunkEngine
 from hyperslab.codecs.filters import Filters
 from hyperslab.codecs.pipeline import FilterStep, pipeline_to_filters
 from hyperslab.nodes.atom import Atom
 from hyperslab.nodes.atom_hdf5 import atom_from_hdf5_dtype
 from hyperslab.nodes.compat import LeafCompat
+from hyperslab.nodes.directchunk import DirectChunking
 from hyperslab.nodes.node import Node
 from hyperslab.storage import attributes as raw
 from hyperslab.storage.datasets import Dataset
@@ -56,7 +59,7 @@ def quantize(data: AnyArray, least_significant_digit: int) -> AnyArray:
     return result
 
 
-class Leaf(LeafCompat, Node):
+class Leaf(DirectChunking, LeafCompat, Node):
     """Base class of the data-holding nodes.
 
     Shapes, dtypes and filters are read from the file on access (cheap), so a leaf object
@@ -69,6 +72,7 @@ class Leaf(LeafCompat, Node):
     def __init__(self, file: File, path: str, h5id: Any, class_value: Any = None) -> None:
         super().__init__(file, path, h5id, class_value)
         self._dataset_: Dataset | None = None
+        self._engine_: ChunkEngine | None = None
         self._lsd: int | None = None
         self._flavor: str | None = None  # read once: every read result depends on it
 
@@ -76,7 +80,16 @@ class Leaf(LeafCompat, Node):
     def _dataset(self) -> Dataset:
         if self._dataset_ is None or not self._isopen:
             self._dataset_ = Dataset(self._h5id)
+            self._engine_ = None
         return self._dataset_
+
+    @property
+    def _engine(self) -> ChunkEngine:
+        """The raw-chunk engine of this leaf's dataset (made on first use)."""
+        dataset = self._dataset
+        if self._engine_ is None:
+            self._engine_ = ChunkEngine(dataset, self._file._executor, self._file._workers)
+        return self._engine_
 
     # ------------------------------------------------------------------ description
     @property
@@ -203,7 +216,15 @@ class Leaf(LeafCompat, Node):
 
     def __getitem__(self, key: Selection) -> Any:
         """Read a selection: ints, slices (any step), Ellipsis, index lists and masks."""
-        data = self._native(read_selection(self._dataset, key))
+        engine = self._engine
+        item = engine.item_index(key)
+        if item is not None:  # one element: the shortest path there is
+            value = engine.read_item(item)
+            if type(value) is not np.ndarray and value.dtype.isnative:
+                return value
+            data = self._native(np.asarray(value))
+            return data[()] if data.ndim == 0 else self._flavored(data)
+        data = self._native(read_selection(self._dataset, key, self._engine))
         if data.ndim == 0 and self.shape != ():
             return data[()]
         return self._flavored(data)
@@ -234,7 +255,7 @@ class Leaf(LeafCompat, Node):
         else:
             key: list[Any] = [slice(None)] * self.ndim
             key[self.maindim] = slice(start, stop, step)
-            data = self._native(read_selection(self._dataset, tuple(key)))
+            data = self._native(read_selection(self._dataset, tuple(key), self._engine))
         if out is not None:
             if not out.flags.c_contiguous:
                 raise ValueError("output array must be C-contiguous")
@@ -265,7 +286,7 @@ class Leaf(LeafCompat, Node):
             part = indices[first : first + rows_per_block]
             key: list[Any] = [slice(None)] * self.ndim
             key[maindim] = slice(part.start, part.stop, part.step)
-            block = self._native(read_selection(self._dataset, tuple(key)))
+            block = self._native(read_selection(self._dataset, tuple(key), self._engine))
             for i in range(len(part)):
                 yield block.take(i, axis=maindim) if block.ndim > 1 else block[i]
 
@@ -283,7 +304,41 @@ class Leaf(LeafCompat, Node):
     def __setitem__(self, key: Selection, value: Any) -> None:
         """Write ``value`` (broadcast as NumPy does) into a selection."""
         self._file._check_writable()
-        write_selection(self._dataset, key, self._quantized(value))
+        write_selection(self._dataset, key, self._quantized(value), self._engine)
+
+    def truncate(self, size: int | Sequence[int]) -> None:
+        """Grow or shrink the leaf to ``size`` rows along its enlargeable dimension.
+
+        Only the dataset's extent changes: no chunk data is written, so growing is cheap
+        (new rows read as the fill value, and :meth:`write_chunk` can then fill whole
+        chunks) and shrinking drops the chunks past the new end.
+
+        Parameters
+        ----------
+        size : int or sequence of one int
+            The new number of rows.
+
+        Raises
+        ------
+        TypeError
+            If the leaf is not enlargeable (an Array or CArray).
+        ValueError
+            If ``size`` is negative.
+        """
+        self._file._check_writable()
+        if self.extdim < 0:
+            raise TypeError("non-enlargeable datasets cannot be truncated")
+        if not isinstance(size, (int, np.integer)):
+            values = list(size)
+            if len(values) != 1:
+                raise ValueError(f"truncate takes a number of rows, not {size!r}")
+            size = values[0]
+        rows = operator.index(size)
+        if rows < 0:
+            raise ValueError(f"truncate size must be non-negative, not {rows}")
+        shape = list(self.shape)
+        shape[self.extdim] = rows
+        self._dataset.resize(tuple(shape))
 
     def flush(self) -> None:
         """Flush the leaf's buffers to the file."""

@@ -1,0 +1,330 @@
+"""The chunk engine: reads and writes that bypass HDF5's filter pipeline.
+
+For a dataset whose pipeline is empty or holds only the Blosc2 filter, whole chunks are
+moved as raw bytes (``read_direct_chunk``/``os.pread`` and ``write_direct_chunk``) and
+(de)compressed here by python-blosc2, in a pool of threads, straight into or out of the
+caller's array.  Which datasets and selections qualify is decided up front
+(:attr:`ChunkEngine.kind`, :func:`~hyperslab.chunked.regions.box_of`); everything else, and
+chunks that are only partly written, take HDF5's path, which keeps its chunk cache for
+small, repeated updates.
+"""
+
+from __future__ import annotations
+
+import enum
+import math
+import os
+from collections.abc import Callable, Iterator
+from concurrent.futures import Executor, Future
+from typing import Any
+
+import numpy as np
+
+from hyperslab._typing import AnyArray, Shape
+from hyperslab.chunked.regions import Box, ChunkPiece, box_shape, chunk_pieces, count_chunks
+from hyperslab.codecs import cframe
+from hyperslab.codecs.blockshape import choose_blockshape
+from hyperslab.codecs.blosc2_filter import Blosc2Params, decode_chunk
+from hyperslab.codecs.ids import BLOSC2 as BLOSC2_ID
+from hyperslab.errors import HDF5ExtError, NoSuchChunkError
+from hyperslab.storage.datasets import Dataset
+
+_PARALLEL_MIN_BYTES = 1 << 16
+"""Chunks smaller than this are (de)compressed in the calling thread: a task costs more."""
+
+_IN_FLIGHT_PER_WORKER = 2
+"""Chunks compressed ahead of the writer, per worker thread (bounds the memory in use)."""
+
+_SKIP_FIRST_FILTER = 1
+
+_B2ND_MAX_TYPESIZE = 255
+"""Larger items get plain frames: the filter cannot read b2nd frames of them (see cframe)."""
+"""A chunk's filter mask bit saying the first (here: the only) filter was not applied."""
+
+
+class RawKind(enum.Enum):
+    """How a dataset's chunks are stored, as far as the engine is concerned."""
+
+    PLAIN = "plain"
+    """No filter: a chunk's bytes are its elements in C order."""
+    BLOSC2 = "blosc2"
+    """Blosc2 is the only filter: a chunk is a Blosc2 frame (b2nd for rank 2..8)."""
+
+
+def raw_kind(dataset: Dataset) -> RawKind | None:
+    """Tell whether the engine can serve ``dataset``, and how (None: HDF5's path only)."""
+    dtype = dataset.dtype
+    if dataset.chunks is None or dataset.is_scalar or dataset.is_null or dtype.hasobject:
+        return None
+    if not dataset.raw_itemsize_matches:
+        return None  # HDF5 converts this type (e.g. long doubles): its raw bytes are not ours
+    steps = dataset.pipeline()
+    if not steps:
+        return RawKind.PLAIN
+    if len(steps) == 1 and steps[0].filter_id == BLOSC2_ID:
+        return RawKind.BLOSC2
+    return None
+
+
+def default_workers() -> int:
+    """Threads the engine uses for (de)compression: the CPUs this process may run on."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except AttributeError:  # pragma: no cover - not Linux
+        return max(1, os.cpu_count() or 1)
+
+
+class ChunkEngine:
+    """Raw-chunk reads and writes of one dataset.
+
+    Parameters
+    ----------
+    dataset : Dataset
+        The dataset (its pipeline decides :attr:`kind` once: it cannot change).
+    executor : callable
+        Returns the thread pool to (de)compress chunks in (created on first use by the owner).
+    workers : int
+        The pool's number of threads.
+    """
+
+    def __init__(
+        self, dataset: Dataset, executor: Callable[[], Executor], workers: int
+    ) -> None:
+        self._dataset = dataset
+        self._executor = executor
+        self._workers = max(1, workers)
+        self.kind = raw_kind(dataset)
+        chunks = dataset.chunks
+        self._chunkshape: Shape = chunks if chunks is not None else ()
+        self._dtype = dataset.dtype
+        self._itemsize = self._dtype.itemsize
+        self._params: Blosc2Params | None = None
+        self._encoders: dict[int, cframe.FrameEncoder] = {}
+        self._fill: Any = None
+        if self.kind is RawKind.BLOSC2:
+            self._params = Blosc2Params.from_cd_values(dataset.pipeline()[0].cd_values)
+
+    # ------------------------------------------------------------------ helpers
+    @property
+    def chunk_nbytes(self) -> int:
+        """Bytes of one uncompressed chunk."""
+        return math.prod(self._chunkshape) * self._itemsize
+
+    def _fill_value(self) -> Any:
+        if self._fill is None:
+            value = self._dataset.fillvalue()
+            self._fill = np.zeros((), dtype=self._dtype)[()] if value is None else value
+        return self._fill
+
+    def _new_chunk(self, fill: bool) -> AnyArray:
+        if fill:
+            return np.full(self._chunkshape, self._fill_value(), dtype=self._dtype)
+        return np.empty(self._chunkshape, dtype=self._dtype)
+
+    def _threads(self, nchunks: int) -> tuple[bool, int]:
+        """Whether to use the pool, and Blosc2's threads per chunk, for ``nchunks`` chunks."""
+        big = self.chunk_nbytes >= _PARALLEL_MIN_BYTES
+        if big and nchunks >= self._workers > 1:
+            return True, 1
+        return False, self._workers if big else 1
+
+    def _encoder(self, nthreads: int) -> cframe.FrameEncoder:
+        encoder = self._encoders.get(nthreads)
+        if encoder is None:
+            params = self._params
+            assert params is not None
+            blockshape = None
+            if params.is_b2nd and params.typesize == self._itemsize <= _B2ND_MAX_TYPESIZE:
+                blockshape = choose_blockshape(self._chunkshape, self._itemsize)
+            # Plain frames only need the chunk's size in Blosc2 items (shaped atoms hold
+            # several items per element).
+            frame_shape = (self._chunkshape if blockshape is not None
+                           else (self.chunk_nbytes // params.typesize,))
+            encoder = cframe.FrameEncoder(
+                frame_shape,
+                params.typesize,
+                codec=params.effective_compcode,
+                clevel=params.clevel,
+                filter_code=params.filter_code,
+                blockshape=blockshape,
+                blocksize=params.blocksize,
+                nthreads=nthreads,
+            )
+            self._encoders[nthreads] = encoder
+        return encoder
+
+    # ------------------------------------------------------------------ single items
+    def item_index(self, key: Any) -> tuple[int, ...] | None:
+        """The non-negative index of ``key`` if it selects one element this engine serves.
+
+        ``key`` must be an int (1-D) or a tuple of one int per dimension; anything else,
+        and out-of-bounds ints (whose errors the general path words), gives None.
+        """
+        if self.kind is None:
+            return None
+        shape = self._dataset.shape
+        if type(key) is int:
+            if len(shape) != 1:
+                return None
+            n = shape[0]
+            return ((key + n if key < 0 else key),) if -n <= key < n else None
+        if type(key) is not tuple or len(key) != len(shape):
+            return None
+        index = []
+        for k, n in zip(key, shape, strict=True):
+            if type(k) is not int or not -n <= k < n:
+                return None
+            index.append(k + n if k < 0 else k)
+        return tuple(index)
+
+    def read_item(self, index: tuple[int, ...]) -> Any:
+        """Return the element at ``index`` (non-negative, in bounds) through the raw path."""
+        chunkshape = self._chunkshape
+        if len(index) == 1:
+            g, i = divmod(index[0], chunkshape[0])
+            grid: tuple[int, ...] = (g,)
+            inner: tuple[int, ...] = (i,)
+        else:
+            pairs = [divmod(i, c) for i, c in zip(index, chunkshape, strict=True)]
+            grid = tuple(p[0] for p in pairs)
+            inner = tuple(p[1] for p in pairs)
+        dataset = self._dataset
+        try:
+            if self.kind is RawKind.PLAIN:
+                linear = inner[0] if len(inner) == 1 else int(
+                    np.ravel_multi_index(inner, chunkshape))
+                raw = dataset.read_raw_range(grid, linear * self._itemsize, self._itemsize)
+                return np.frombuffer(raw, dtype=self._dtype)[0]
+            frame, mask = dataset.read_raw_chunk(grid)
+        except NoSuchChunkError:
+            return np.asarray(self._fill_value(), dtype=self._dtype)[()]
+        if not mask & _SKIP_FIRST_FILTER:
+            try:
+                return cframe.decode_item(frame, inner, self._dtype, chunkshape=chunkshape)
+            except cframe.FrameError:
+                pass  # a frame of another layout: decoded whole below
+            except (ValueError, RuntimeError) as exc:
+                raise self._corrupt(grid, exc) from exc
+        chunk = self._new_chunk(fill=False)
+        self._decode(frame, mask, chunk, grid, 1)
+        return chunk[inner]
+
+    def _corrupt(self, grid: tuple[int, ...], exc: Exception) -> HDF5ExtError:
+        start = tuple(g * c for g, c in zip(grid, self._chunkshape, strict=True))
+        return HDF5ExtError(
+            f"cannot decode the chunk at {start} of dataset {self._dataset.name!r}: {exc}"
+        )
+
+    # ------------------------------------------------------------------ boxes
+    def read_box(self, box: Box) -> AnyArray:
+        """Read a box of the dataset into a new array of the box's shape."""
+        out = np.empty(box_shape(box), dtype=self._dtype)
+        shape = self._dataset.shape
+        pieces = list(chunk_pieces(box, shape, self._chunkshape))
+        use_pool, nthreads = self._threads(len(pieces))
+        if use_pool:
+            executor = self._executor()
+            for future in [executor.submit(self._read_piece, p, out, 1) for p in pieces]:
+                future.result()
+        else:
+            for piece in pieces:
+                self._read_piece(piece, out, nthreads)
+        return out
+
+    def _read_piece(self, piece: ChunkPiece, out: AnyArray, nthreads: int) -> None:
+        dataset = self._dataset
+        target = out[piece.in_box]
+        if not dataset.chunk_is_written(piece.grid):
+            target[...] = self._fill_value()
+            return
+        raw, mask = dataset.read_raw_chunk(piece.grid)
+        if piece.full_chunk and target.flags.c_contiguous:
+            self._decode(raw, mask, target, piece.grid, nthreads)
+            return
+        chunk = self._new_chunk(fill=False)
+        self._decode(raw, mask, chunk, piece.grid, nthreads)
+        target[...] = chunk[piece.in_chunk]
+
+    def _decode(
+        self, raw: bytes, mask: int, out: AnyArray, grid: tuple[int, ...], nthreads: int
+    ) -> None:
+        """Decode a stored chunk into ``out`` (a C-contiguous array of the chunk's shape)."""
+        if self.kind is RawKind.PLAIN or mask & _SKIP_FIRST_FILTER:
+            flat = out.reshape(-1).view(np.uint8)
+            if len(raw) != flat.shape[0]:
+                raise self._corrupt(grid, ValueError(
+                    f"it holds {len(raw)} bytes, not the {flat.shape[0]} of a chunk"
+                ))
+            flat[...] = np.frombuffer(raw, dtype=np.uint8)
+            return
+        try:
+            cframe.decode_into(raw, out, nthreads=nthreads)
+            return
+        except cframe.FrameError as exc:
+            fast_error: Exception = exc
+        except (ValueError, RuntimeError) as exc:
+            raise self._corrupt(grid, exc) from exc
+        # Valid frames of other layouts (several inner chunks, as python-blosc2 may write
+        # them for write_chunk) are decoded by python-blosc2 itself, as the filter does.
+        try:
+            out[...] = decode_chunk(raw, self._dtype, self._chunkshape, selection=Ellipsis)
+        except (ValueError, RuntimeError) as exc:
+            raise self._corrupt(grid, fast_error) from exc
+
+    def write_box(self, box: Box, value: AnyArray, fallback: Callable[[Box, AnyArray], None]
+                  ) -> None:
+        """Write ``value`` (of the box's shape) into a box.
+
+        Chunks the box covers whole are compressed here and written raw; the parts of the
+        others are given to ``fallback(part_box, part_value)`` (HDF5's pipeline).
+        """
+        shape = self._dataset.shape
+        pieces = list(chunk_pieces(box, shape, self._chunkshape))
+        whole = [p for p in pieces if p.whole]
+        for piece in pieces:
+            if not piece.whole:
+                part = tuple(
+                    (start + s.start, start + s.stop)
+                    for (start, _stop), s in zip(box, piece.in_box, strict=True)
+                )
+                fallback(part, value[piece.in_box])
+        if not whole:
+            return
+        use_pool, nthreads = self._threads(len(whole))
+        encoder = self._encoder(1 if use_pool else nthreads)
+        if not use_pool:
+            for piece in whole:
+                self._dataset.write_raw_chunk(
+                    piece.grid, self._encode_piece(encoder, piece, value)
+                )
+            return
+        for piece, frame in self._encode_ahead(encoder, whole, value):
+            self._dataset.write_raw_chunk(piece.grid, frame)
+
+    def _encode_ahead(
+        self, encoder: cframe.FrameEncoder, pieces: list[ChunkPiece], value: AnyArray
+    ) -> Iterator[tuple[ChunkPiece, bytes]]:
+        """Compress pieces in the pool, a bounded number ahead, yielding them in order."""
+        executor = self._executor()
+        limit = self._workers * _IN_FLIGHT_PER_WORKER
+        pending: list[tuple[ChunkPiece, Future[bytes]]] = []
+        for piece in pieces:
+            pending.append((piece, executor.submit(self._encode_piece, encoder, piece, value)))
+            if len(pending) >= limit:
+                done, future = pending.pop(0)
+                yield done, future.result()
+        for done, future in pending:
+            yield done, future.result()
+
+    def _encode_piece(self, encoder: cframe.FrameEncoder, piece: ChunkPiece, value: AnyArray
+                      ) -> bytes:
+        data = value[piece.in_box]
+        if not piece.full_chunk:
+            chunk = self._new_chunk(fill=True)
+            chunk[piece.in_chunk] = data
+            data = chunk
+        return encoder.encode(np.ascontiguousarray(data))
+
+    def count_chunks(self, box: Box) -> int:
+        """How many chunks a box touches."""
+        return count_chunks(box, self._chunkshape)

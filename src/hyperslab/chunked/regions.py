@@ -1,0 +1,127 @@
+"""Chunk geometry: which chunks a box of a dataset touches, and what part of each.
+
+A *box* is a per-dimension ``[start, stop)`` range of a dataset (a selection made of ints and
+step-1 slices).  :func:`chunk_pieces` splits it at chunk boundaries into :class:`ChunkPiece`
+objects, each saying where the piece lies in the chunk and in the box, and whether it covers
+the whole of the chunk that lies inside the dataset (then the chunk can be written without
+reading it first).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import itertools
+import math
+from collections.abc import Iterator, Sequence
+
+from hyperslab._typing import Shape
+
+Box = tuple[tuple[int, int], ...]
+"""Per-dimension ``(start, stop)`` ranges, ``start < stop``."""
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class ChunkPiece:
+    """The part of one chunk that a box covers.
+
+    Attributes
+    ----------
+    grid : tuple of int
+        The chunk's grid coordinates (chunk numbers along each dimension).
+    in_chunk : tuple of slice
+        Where the piece lies inside the chunk.
+    in_box : tuple of slice
+        Where the piece lies inside the box (the output or input array of the box's shape).
+    whole : bool
+        Whether the piece is all of the chunk that lies inside the dataset.
+    full_chunk : bool
+        Whether the piece is the full chunk (``whole`` and not an edge chunk).
+    """
+
+    grid: tuple[int, ...]
+    in_chunk: tuple[slice, ...]
+    in_box: tuple[slice, ...]
+    whole: bool
+    full_chunk: bool
+
+
+def grid_shape(shape: Shape, chunkshape: Shape) -> Shape:
+    """The number of chunks along each dimension (edge chunks count)."""
+    return tuple(-(-s // c) for s, c in zip(shape, chunkshape, strict=True))
+
+
+def box_shape(box: Box) -> Shape:
+    """The shape of the data a box holds."""
+    return tuple(stop - start for start, stop in box)
+
+
+def count_chunks(box: Box, chunkshape: Shape) -> int:
+    """How many chunks a box touches."""
+    return math.prod(
+        (stop - 1) // c - start // c + 1 for (start, stop), c in zip(box, chunkshape, strict=True)
+    )
+
+
+def _axis_pieces(start: int, stop: int, chunk: int, length: int) -> list[tuple[int, slice, slice,
+                                                                              bool, bool]]:
+    """The pieces of ``[start, stop)`` along one axis of ``length`` with chunks of ``chunk``."""
+    pieces = []
+    for number in range(start // chunk, (stop - 1) // chunk + 1):
+        chunk_start = number * chunk
+        lo = max(start, chunk_start)
+        hi = min(stop, chunk_start + chunk)
+        inside = min(chunk_start + chunk, length) - chunk_start
+        whole = lo == chunk_start and hi - chunk_start == inside
+        pieces.append((
+            number,
+            slice(lo - chunk_start, hi - chunk_start),
+            slice(lo - start, hi - start),
+            whole,
+            whole and inside == chunk,
+        ))
+    return pieces
+
+
+def chunk_pieces(box: Box, shape: Shape, chunkshape: Shape) -> Iterator[ChunkPiece]:
+    """Split a box of a dataset of ``shape`` into per-chunk pieces, in C order of the grid.
+
+    Examples
+    --------
+    >>> [(p.grid, p.whole) for p in chunk_pieces(((0, 5),), (5,), (2,))]
+    [((0,), True), ((1,), True), ((2,), True)]
+    >>> [p.full_chunk for p in chunk_pieces(((0, 5),), (5,), (2,))]
+    [True, True, False]
+    """
+    axes = [
+        _axis_pieces(start, stop, chunk, length)
+        for (start, stop), chunk, length in zip(box, chunkshape, shape, strict=True)
+    ]
+    for combo in itertools.product(*axes):
+        yield ChunkPiece(
+            grid=tuple(p[0] for p in combo),
+            in_chunk=tuple(p[1] for p in combo),
+            in_box=tuple(p[2] for p in combo),
+            whole=all(p[3] for p in combo),
+            full_chunk=all(p[4] for p in combo),
+        )
+
+
+def box_of(h5key: Sequence[object], shape: Shape) -> Box | None:
+    """The box a planned selection key reads, or None if it is not a box.
+
+    ``h5key`` holds ints and slices with a positive step (see
+    :func:`~hyperslab.chunked.selection.plan_selection`); only ints and step-1 slices make a
+    box.
+    """
+    box = []
+    for item, length in zip(h5key, shape, strict=True):
+        if type(item) is int:
+            box.append((item, item + 1))
+        elif isinstance(item, slice) and item.step in (None, 1):
+            start, stop, _ = item.indices(length)
+            if stop <= start:
+                return None
+            box.append((start, stop))
+        else:
+            return None
+    return tuple(box)
