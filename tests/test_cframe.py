@@ -25,7 +25,7 @@ import tables.leaf
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from hyperslab.codecs import blockshape, cframe
+from hyperslab.codecs import blockshape, cframe, cframe_item
 from hyperslab.codecs.blockshape import (
     blocks_are_c_order,
     choose_blockshape,
@@ -560,3 +560,135 @@ def test_block_order_round_trip(chunks: tuple[int, ...], blocks: tuple[int, ...]
     part = np.empty(smaller, dtype=chunk.dtype)
     from_block_order(blocked, part, chunks, blocks, smaller)
     np.testing.assert_array_equal(part, chunk[tuple(slice(0, n) for n in smaller)])
+
+
+# ---------------------------------------------------------------- the layout memo
+def _memo_frames(tmp_path: Path) -> dict[str, list[bytes]]:
+    """Frames of two filter datasets (1-D plain, 2-D b2nd) and of two encoders."""
+    out: dict[str, list[bytes]] = {}
+    with h5py.File(tmp_path / "m.h5", "w") as f:
+        one = f.create_dataset("one", data=np.arange(160.0), chunks=(16,),
+                               **hdf5plugin.Blosc2(cname="lz4"))
+        out["one"] = [one.id.read_direct_chunk((16 * i,))[1] for i in range(10)]
+        two = f.create_dataset("two", data=np.arange(256.0).reshape(16, 16), chunks=(8, 8),
+                               **hdf5plugin.Blosc2(cname="zstd"))
+        out["two"] = [two.id.read_direct_chunk((8 * i, 8 * j))[1]
+                      for i in range(2) for j in range(2)]
+    wide = FrameEncoder((32,), 4, codec=1, clevel=5, filter_code=1)
+    out["i4"] = [wide.encode(np.arange(32, dtype="<i4") * k) for k in range(1, 4)]
+    narrow = FrameEncoder((16,), 8, codec=5, clevel=3, filter_code=2)
+    out["f8"] = [narrow.encode(np.arange(16.0) + k) for k in range(3)]
+    return out
+
+
+def test_layout_memo_serves_a_dataset_and_keeps_datasets_apart(tmp_path: Path) -> None:
+    frames = _memo_frames(tmp_path)
+    cframe._LAYOUTS.clear()
+    for k, frame in enumerate(frames["one"]):
+        assert decode_item(frame, (3,), "<f8", chunkshape=(16,)) == 16 * k + 3
+    assert len(cframe._LAYOUTS) == 1  # a dataset's frames share one layout
+    for k, frame in enumerate(frames["two"]):
+        i, j = divmod(k, 2)
+        assert decode_item(frame, (5, -1), "<f8") == (8 * i + 5) * 16 + 8 * j + 7
+    for k, frame in enumerate(frames["i4"], 1):
+        assert decode_item(frame, (-1,), "<i4") == 31 * k
+    for k, frame in enumerate(frames["f8"]):
+        assert decode_item(frame, (15,), "<f8") == 15 + k
+    assert len(cframe._LAYOUTS) == 4  # same sizes (128 bytes) or not: never mixed
+    # Our encoder writes the filter's own frames: those share the filter's layout.
+    ours = FrameEncoder((16,), 8, codec=1, clevel=5, filter_code=1).encode(np.arange(16.0) * 2)
+    assert decode_item(ours, (7,), "<f8") == 14.0
+    assert len(cframe._LAYOUTS) == 4
+    # Served from the memo, each still reads its own chunk and bounds.
+    assert [decode_item(f, (0,), "<i4") for f in frames["i4"]] == [0, 0, 0]
+    assert decode_item(frames["i4"][2], (1,), "<i4") == 3
+    with pytest.raises(IndexError, match="out of bounds"):
+        decode_item(frames["f8"][0], (16,), "<f8")
+    with pytest.raises(IndexError, match="out of bounds"):
+        decode_item(frames["f8"][0], (-17,), "<f8")
+    with pytest.raises(ValueError, match="does not fill"):
+        decode_item(frames["f8"][0], (1,), "<f8", chunkshape=(15,))
+    with pytest.raises(ValueError, match="8-byte items, not 4"):
+        decode_item(frames["two"][0], (1, 1), "<i4")
+    assert decode_item(frames["f8"][1], (2, 3), "<f8", chunkshape=(4, 4)) == 12.0
+    # bytearray and memoryview frames take the general path.
+    assert decode_item(bytearray(frames["f8"][2]), (4,), "<f8") == 6.0
+    assert decode_item(memoryview(frames["one"][1]), (4,), "<f8") == 20.0
+
+
+def _with_size(frame: bytes, at: int, value: int) -> bytes:
+    buf = bytearray(frame)
+    buf[at : at + 8] = value.to_bytes(8, "big", signed=True)
+    return bytes(buf)
+
+
+@pytest.mark.parametrize("blocks", [None, (4, 4)])
+def test_layout_memo_still_checks_each_frames_sizes(blocks: tuple[int, ...] | None) -> None:
+    """After a memo hit, frames whose sizes disagree with their length raise FrameError."""
+    data = np.arange(64.0).reshape(8, 8)
+    shape = (64,) if blocks is None else (8, 8)
+    encoder = FrameEncoder(shape, 8, codec=1, clevel=5, filter_code=1, blockshape=blocks)
+    frame = encoder.encode(data)
+    last = (63,) if blocks is None else (7, 7)
+    cframe._LAYOUTS.clear()
+    assert decode_item(frame, last, "<f8") == 63.0
+    assert len(cframe._LAYOUTS) == 1
+    layout = parse_frame(frame)
+    cbytes = layout.chunk_stop - layout.chunk_start
+    bad = [
+        frame[:-1], frame + b"\x00", frame[:50] + frame[51:],
+        _with_size(frame, 16, len(frame) + 1), _with_size(frame, 16, len(frame) - 1),
+        _with_size(frame, 39, cbytes + 1), _with_size(frame, 39, cbytes - 1),
+        _with_size(frame, 39, -1), _with_size(frame, 39, 2**40),
+        # The inner chunk's own sizes (not part of the memo key).
+        frame[: layout.chunk_start + 12] + (cbytes + 1).to_bytes(4, "little")
+        + frame[layout.chunk_start + 16 :],
+        frame[: layout.chunk_start + 4] + (512 + 8).to_bytes(4, "little")
+        + frame[layout.chunk_start + 8 :],
+        frame[: layout.chunk_start + 12] + (4).to_bytes(4, "little")
+        + frame[layout.chunk_start + 16 :],
+    ]
+    # A shorter frame of the same layout: its compressed size and length shrink alike
+    # (so the memo key matches) but its chunk says it is longer than the data.
+    short = bytearray(frame[: layout.chunk_start + 20] + frame[layout.chunk_stop :])
+    short[16:24] = len(short).to_bytes(8, "big")
+    short[39:47] = (20).to_bytes(8, "big")
+    bad.append(bytes(short))
+    key = cframe_item.frame_key(frame)
+    assert key is not None
+    for buf in bad[-4:]:  # these match the memo: only the per-frame checks catch them
+        hit = cframe_item.frame_key(buf)
+        assert hit is not None and hit[0] == key[0]
+    for buf in bad:
+        with pytest.raises(FrameError):
+            decode_item(buf, last, "<f8")
+    assert len(cframe._LAYOUTS) == 1
+    assert decode_item(frame, last, "<f8") == 63.0
+
+
+def test_layout_memo_is_bounded(monkeypatch: pytest.MonkeyPatch) -> None:
+    memo = cframe_item.LayoutMemo[int](3)
+    for k in range(5):
+        memo.put(bytes([k]), k)
+    assert list(memo.items()) == [(b"\x02", 2), (b"\x03", 3), (b"\x04", 4)]
+    memo.put(b"\x03", 33)  # replacing keeps the others
+    assert len(memo) == 3 and memo[b"\x03"] == 33
+    monkeypatch.setattr(cframe, "_LAYOUTS", cframe_item.LayoutMemo[cframe.FrameLayout](2))
+    encoders = [FrameEncoder((n,), 8, codec=1, clevel=5, filter_code=1) for n in (8, 9, 10)]
+    frames = [e.encode(np.arange(float(e.chunkshape[0]))) for e in encoders]
+    for _ in range(2):
+        assert [decode_item(f, (-1,), "<f8") for f in frames] == [7.0, 8.0, 9.0]
+    assert len(cframe._LAYOUTS) == 2
+
+
+def test_frame_key_only_for_frames_whose_sizes_fit() -> None:
+    frame = FrameEncoder((16,), 8, codec=1, clevel=5, filter_code=1).encode(np.arange(16.0))
+    key = cframe_item.frame_key(frame)
+    assert key is not None and key[1] == len(frame) - 75  # offsets chunk and trailer
+    other = FrameEncoder((16,), 8, codec=1, clevel=5, filter_code=1).encode(np.ones(16))
+    assert cframe_item.frame_key(other) is not None
+    assert cframe_item.frame_key(other)[0] == key[0]  # type: ignore[index]
+    assert cframe_item.frame_key(frame[:-1]) is None
+    assert cframe_item.frame_key(frame[:100]) is None
+    assert cframe_item.frame_key(_with_size(frame, 39, -5)) is None
+    assert cframe_item.frame_key(_with_size(frame, 39, len(frame))) is None

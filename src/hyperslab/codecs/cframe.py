@@ -47,6 +47,18 @@ from hyperslab.codecs.blockshape import (
     parse_b2nd_meta,
 )
 from hyperslab.codecs.blockshape import to_block_order as _to_block_order
+from hyperslab.codecs.cframe_item import CHUNK_EXTLEN as _CHUNK_EXTLEN
+from hyperslab.codecs.cframe_item import CHUNK_HEAD as _CHUNK
+from hyperslab.codecs.cframe_item import CHUNK_MINLEN as _CHUNK_MINLEN
+from hyperslab.codecs.cframe_item import I32 as _I32
+from hyperslab.codecs.cframe_item import I64 as _I64
+from hyperslab.codecs.cframe_item import MEMCPYED as _MEMCPYED
+from hyperslab.codecs.cframe_item import (
+    LayoutMemo,
+    frame_key,
+    is_checked_block,
+    one_block,
+)
 from hyperslab.codecs.validate import as_int
 
 SPECIAL_ZERO: Final = 1
@@ -73,18 +85,8 @@ _FRAME_BLOCKSIZE_AT: Final = 53
 _GENERAL_FLAGS: Final = 0x12  # frame format version 2, 64-bit offsets, fixed chunk size
 _FORWARD_COMPAT_SPLIT: Final = 3  # other_flags = splitmode - 1
 _UDCODEC_FORMAT: Final = 6  # codec_flags value for codecs past the built-in ones
-# Blosc2 chunk header (README_CHUNK_FORMAT.rst), little-endian.
-_CHUNK: Final = struct.Struct("<BBBBiii")
-_CHUNK_MINLEN: Final = 16
-_CHUNK_EXTLEN: Final = 32
-_MEMCPYED: Final = 0x02
-_DONT_SPLIT: Final = 0x10
-_PARTIAL_FILTERS: Final = frozenset(b"\x00\x01\x02")  # per-block filters: none, (bit)shuffle
-_GLOBAL_FILTERS: Final = frozenset(range(5))  # none, shuffle, bitshuffle, delta, trunc_prec
-_GLOBAL_CODECS: Final = frozenset((0, 1, 3, 4))  # chunk formats: blosclz, lz4(hc), zlib, zstd
-_GLOBAL_MAX_NBYTES: Final = 1 << 16  # larger chunks: a context of their own, GIL released
-_I32: Final = struct.Struct("<i")
-_I64: Final = struct.Struct("<q")
+_PARTIAL_FILTERS: Final = b"\x00\x01\x02"  # per-block filters: none, shuffle, bitshuffle
+_COPY_MAX: Final = 4096  # larger chunks of a bytes frame are read through a memoryview
 _BE_U16: Final = struct.Struct(">H")
 _BE_I32: Final = struct.Struct(">i")
 _BE_I64: Final = struct.Struct(">q")
@@ -295,7 +297,9 @@ def _chunk_offset(view: memoryview, at: int, limit: int) -> int:
     return int(_I64.unpack_from(value, 0)[0])
 
 
-def _check_chunk(view: memoryview, start: int, data_end: int, chunk_nbytes: int) -> tuple[int, int]:
+def _check_chunk(
+    view: bytes | memoryview, start: int, data_end: int, chunk_nbytes: int
+) -> tuple[int, int]:
     """Check the inner chunk's header; return its end and block size."""
     if start + _CHUNK_MINLEN > data_end:
         raise FrameError(f"the chunk offset {start} lies outside the frame's data")
@@ -345,54 +349,17 @@ def _b2nd_meta(layers: bytes) -> tuple[Shape, Shape, Shape, str | None] | None:
 
 
 # ---------------------------------------------------------------------------- decoding
-def _is_checked_block(chunk: Any) -> bool:
-    """Whether `chunk` is one small full block whose streams all lie inside it.
-
-    The streams are walked as Blosc2 reads them, so Blosc2's global context (which is
-    not told the chunk's length, but needs no context of its own) may decompress it.
-    Only the built-in codecs and filters qualify, and blocks of at most 64 KiB (the
-    global context holds the GIL).
-    """
-    cbytes = len(chunk)
-    if cbytes < _CHUNK_EXTLEN + 4:
-        return False
-    _, _, flags, typesize, nbytes, blocksize, header_cbytes = _CHUNK.unpack_from(chunk, 0)
-    if (
-        flags & 0x05 != 0x05
-        or header_cbytes != cbytes
-        or not 0 < nbytes == blocksize <= _GLOBAL_MAX_NBYTES
-        or typesize == 0
-        or chunk[30]
-        or chunk[31]
-        or flags >> 5 not in _GLOBAL_CODECS
-        or not _GLOBAL_FILTERS.issuperset(chunk[16:22])
-    ):
-        return False
-    if flags & _MEMCPYED:
-        return cbytes == nbytes + _CHUNK_EXTLEN
-    nstreams = 1 if flags & _DONT_SPLIT else typesize
-    pos = _I32.unpack_from(chunk, _CHUNK_EXTLEN)[0]
-    if nbytes < nstreams or not _CHUNK_EXTLEN + 4 <= pos < cbytes:
-        return False
-    for _ in range(nstreams):
-        if pos + 4 > cbytes:
-            return False
-        csize = _I32.unpack_from(chunk, pos)[0]
-        pos += 4 + (csize if csize > 0 else 1 if csize < 0 else 0)
-    return pos <= cbytes
-
-
 def _decompress(src: Any, dst: Any, nthreads: int) -> None:
     """Decompress a checked chunk (its header's nbytes is ``len(dst)``) into `dst`.
 
     Small one-block chunks use Blosc2's global context (``blosc2.decompress``: no context to
-    create, ~2 us instead of 5-15 us) once :func:`_is_checked_block` has bounded every
+    create, ~2 us instead of 5-15 us) once :func:`.cframe_item.is_checked_block` has bounded every
     read; other chunks get a context of their own (``decompress2``, which is told the
     chunk's length and releases the GIL).
     """
     b2 = _blosc2()
     try:
-        if nthreads == 1 and _is_checked_block(src):
+        if nthreads == 1 and is_checked_block(src):
             b2.decompress(src, dst)
         else:
             b2.decompress2(src, dst, nthreads=nthreads)
@@ -456,16 +423,32 @@ def decode_into(buf: Any, out: AnyArray, *, nthreads: int = 1) -> None:
     from_block_order(whole, flat, layout.chunkshape, layout.blockshape, layout.shape)
 
 
+_LAYOUTS: Final = LayoutMemo[FrameLayout](128)
+# Layouts of the bytes frames decode_item saw, by frame_key: a dataset's frames share theirs.
+
+
 def _item_start(
-    layout: FrameLayout, index: Sequence[int], itemsize: int, chunkshape: Shape | None
+    layout: FrameLayout, index: Sequence[int], itemsize: int, chunkshape: Sequence[int] | None
 ) -> int:
     """Byte offset, in the inner chunk, of the item at `index`."""
     if layout.blockshape is None:
-        shape = chunkshape if chunkshape is not None else (layout.nbytes // itemsize,)
-        if math.prod(shape) * itemsize != layout.nbytes:
+        nbytes = layout.nbytes
+        if itemsize and len(index) == 1 and (chunkshape is None or len(chunkshape) == 1):
+            count = nbytes // itemsize  # one dimension: the position is the index
+            if count * itemsize == nbytes and (
+                chunkshape is None or operator.index(chunkshape[0]) == count
+            ):
+                i = operator.index(index[0])
+                if -count <= i < count:
+                    return (i % count) * itemsize
+        shape = (
+            (nbytes // itemsize,) if chunkshape is None
+            else tuple(operator.index(d) for d in chunkshape)
+        )
+        if math.prod(shape) * itemsize != nbytes:
             raise ValueError(
                 f"a chunk of shape {shape} and {itemsize}-byte items does not fill "
-                f"the frame's {layout.nbytes} bytes"
+                f"the frame's {nbytes} bytes"
             )
         return block_order_position(index, shape, shape, shape) * itemsize
     if itemsize != layout.typesize:
@@ -482,7 +465,9 @@ def decode_item(
 
     Only the Blosc2 block holding the element is decompressed when the chunk's filters
     work block by block (none, shuffle, bitshuffle: the filter's own); uncompressed
-    chunks are read in place.
+    chunks are read in place.  The layouts of recent ``bytes`` frames are remembered: a
+    frame equal to one of them but for its sizes and compressed bytes skips the full
+    parse, and only those sizes are checked (against ``len(buf)``).
 
     Parameters
     ----------
@@ -510,11 +495,26 @@ def decode_item(
         If `dtype` or `chunkshape` do not fit the frame.
     """
     dt = np.dtype(dtype)
-    view = _byte_view(buf)
-    layout = parse_frame(view)
-    shape = None if chunkshape is None else tuple(operator.index(d) for d in chunkshape)
-    start = _item_start(layout, index, dt.itemsize, shape)
-    raw = _read_range(view, layout, start, dt.itemsize)
+    known = frame_key(buf) if type(buf) is bytes else None
+    layout = None if known is None else _LAYOUTS.get(known[0])
+    src: bytes | memoryview = buf
+    if layout is None:
+        src = _byte_view(buf)
+        layout = parse_frame(src)
+        stop = layout.chunk_stop
+        if known is not None:
+            _LAYOUTS.put(known[0], layout)
+            src = buf
+    elif layout.special:
+        stop = layout.chunk_stop
+    else:  # the frame's own sizes: its chunk must end within its data
+        assert known is not None
+        stop = _check_chunk(buf, layout.chunk_start, known[1], layout.chunk_nbytes)[0]
+    start = _item_start(layout, index, dt.itemsize, chunkshape)
+    if layout.special:
+        raw = _special_range(layout.special, layout.typesize, b"", start, dt.itemsize)
+    else:
+        raw = _read_range(src, layout.chunk_start, stop, start, dt.itemsize)
     return np.frombuffer(raw, dtype=dt)[0]
 
 
@@ -533,13 +533,18 @@ def _special_range(special: int, typesize: int, value: bytes, start: int, length
     return (value * ((shift + length) // period + 1))[shift : shift + length]
 
 
-def _read_range(view: memoryview, layout: FrameLayout, start: int, length: int) -> bytes:
-    """Bytes ``[start, start + length)`` of the uncompressed inner chunk."""
-    if layout.special:
-        return _special_range(layout.special, layout.typesize, b"", start, length)
-    chunk = view[layout.chunk_start : layout.chunk_stop]
-    cbytes = len(chunk)
-    _, _, flags, typesize, nbytes, blocksize, _ = _CHUNK.unpack_from(chunk, 0)
+def _read_range(src: bytes | memoryview, chunk_start: int, chunk_stop: int, start: int,
+                length: int) -> bytes:
+    """Bytes ``[start, start + length)`` of the uncompressed chunk ``src[chunk_start:chunk_stop]``
+    (its sizes checked by :func:`_check_chunk`)."""
+    if type(src) is bytes and chunk_stop - chunk_start > _COPY_MAX:
+        src = memoryview(src)
+    chunk = src[chunk_start:chunk_stop]
+    _, _, flags, typesize, nbytes, blocksize, cbytes = _CHUNK.unpack_from(chunk, 0)
+    if flags & 0x07 == 0x05 and nbytes == blocksize and not chunk[31]:  # one compressed block
+        whole = bytearray(nbytes)
+        _decompress(chunk, whole, 1)
+        return bytes(whole[start : start + length])
     extended = flags & 0x05 == 0x05
     overhead = _CHUNK_EXTLEN if extended else _CHUNK_MINLEN
     special = (chunk[31] >> 4) & 0x07 if extended else 0
@@ -558,9 +563,9 @@ def _read_range(view: memoryview, layout: FrameLayout, start: int, length: int) 
         and (start + length - 1) // blocksize == nblock
         and not chunk[30]
         and not chunk[31]
-        and _PARTIAL_FILTERS.issuperset(chunk[16:22])
+        and not bytes(chunk[16:22]).strip(_PARTIAL_FILTERS)
     ):
-        part = _one_block(chunk, nblock, nblocks, blocksize, nbytes)
+        part = one_block(chunk, nblock, nblocks, blocksize, nbytes)
         if part is not None:
             bsize = min(blocksize, nbytes - nblock * blocksize)
             out = bytearray(bsize)
@@ -570,40 +575,6 @@ def _read_range(view: memoryview, layout: FrameLayout, start: int, length: int) 
     whole = bytearray(nbytes)
     _decompress(chunk, whole, 1)
     return bytes(whole[start : start + length])
-
-
-def _one_block(
-    chunk: memoryview, nblock: int, nblocks: int, blocksize: int, nbytes: int
-) -> bytes | None:
-    """A valid one-block Blosc2 chunk holding block `nblock` of `chunk`, or None.
-
-    The block's compressed streams are copied after a copy of the chunk's header with
-    the sizes of a one-block chunk; Blosc2 then decompresses just that block.  None when
-    the block starts look inconsistent (the caller decompresses the whole chunk, and
-    Blosc2 reports the problem).
-    """
-    cbytes = len(chunk)
-    table_end = _CHUNK_EXTLEN + 4 * nblocks
-    if table_end > cbytes:
-        return None
-    starts = np.frombuffer(chunk[_CHUNK_EXTLEN:table_end], dtype="<i4")
-    begin = int(starts[nblock])
-    if not table_end <= begin < cbytes:
-        return None
-    later = starts[starts > begin]
-    end = int(later.min()) if later.size else cbytes
-    if end > cbytes:
-        return None
-    header = bytearray(chunk[:_CHUNK_EXTLEN])
-    bsize = min(blocksize, nbytes - nblock * blocksize)
-    if bsize < blocksize:
-        # A short last block is one stream; as a chunk's only (full) block it would be
-        # split, so mark the chunk unsplit.
-        header[2] |= _DONT_SPLIT
-        _I32.pack_into(header, 8, bsize)
-    _I32.pack_into(header, 4, bsize)
-    _I32.pack_into(header, 12, _CHUNK_EXTLEN + 4 + end - begin)
-    return b"".join((header, _I32.pack(_CHUNK_EXTLEN + 4), chunk[begin:end]))
 
 
 # ---------------------------------------------------------------------------- encoding
