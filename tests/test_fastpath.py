@@ -257,3 +257,18 @@ def test_compound_records_through_the_engine(tmp_path: Path) -> None:
         assert engine.read_item((17,)) == rows[17]
     with h5py.File(path) as h:
         np.testing.assert_array_equal(h["t"][:], rows)
+
+
+def test_chunks_stored_without_the_filter_are_read_as_such(tmp_path: Path) -> None:
+    """A chunk whose filter mask says Blosc2 was skipped holds the plain bytes."""
+    path = tmp_path / "mask.h5"
+    with hyperslab.open_file(path, "w") as f:
+        carray = f.create_carray("/", "c", hyperslab.Int32Atom(), shape=(4, 6),
+                                 chunkshape=(2, 6), filters=hyperslab.Filters(5, "blosc2"))
+        carray[0:2] = np.ones((2, 6))
+        plain = np.arange(12, dtype="<i4").reshape(2, 6)
+        carray.write_chunk((2, 0), plain.tobytes(), filter_mask=1)
+        assert carray.chunk_info((3, 5)).filter_mask == 1
+        np.testing.assert_array_equal(carray[2:4], plain)
+        assert carray[3, 4] == plain[1, 4]
+    _cross_read(path, "c", np.concatenate([np.ones((2, 6), "i4"), plain]))

@@ -107,6 +107,7 @@ class RawChunks:
         "_limit",
         "_limit_is_grid",
         "_lock",
+        "_masks",
         "_ndim",
         "_nfilters",
         "_overlay",
@@ -140,6 +141,9 @@ class RawChunks:
         self._grid = grid_shape(self._shape, self._chunkshape)
         self._base: ChunkIndex | None = None
         self._overlay: dict[tuple[int, ...], ChunkLocation | None] = {}
+        # Non-zero filter masks of chunks written raw since opening: HDF5 2.0's
+        # read_direct_chunk reports 0 for them until the file is reopened (measured).
+        self._masks: dict[tuple[int, ...], int] = {}
         self._limit: Shape = self._grid
         self._limit_is_grid = True
         self._resolves = 0
@@ -437,7 +441,7 @@ class RawChunks:
             raise HDF5ExtError(
                 f"cannot read chunk {coords} of dataset {self._name()!r}: {exc}"
             ) from exc
-        return data, int(mask)
+        return data, self._masks.get(coords, int(mask))
 
     # ------------------------------------------------------------------ writes
     def write(self, coords: Any, data: Any, filter_mask: int = 0) -> None:
@@ -459,8 +463,32 @@ class RawChunks:
                     f"cannot write chunk {coords} ({nbytes} bytes) of dataset "
                     f"{self._name()!r}: {exc}"
                 ) from exc
+            if filter_mask:
+                self._masks[coords] = int(filter_mask)
+            else:
+                self._masks.pop(coords, None)
             if self._base is not None:
                 self._overlay[coords] = None
+
+    def _forget_masks(self, chunks: ChunkSet | None) -> None:
+        """Chunks rewritten by HDF5 get the masks it reports again; lock held."""
+        if not self._masks:
+            return
+        if chunks is None:
+            self._masks.clear()
+            return
+        for key in chunk_keys(chunks):
+            self._masks.pop(key, None)
+
+    def _forget_pruned_masks(self, old_shape: Shape) -> None:
+        """Drop the masks of chunks a shrink deleted or cut (HDF5 rewrites those); lock held."""
+        cut = [
+            g - 1 if new < old and new % c else g
+            for g, new, old, c in zip(self._grid, self._shape, old_shape, self._chunkshape,
+                                      strict=True)
+        ]
+        for key in [k for k in self._masks if any(i >= n for i, n in zip(k, cut, strict=True))]:
+            del self._masks[key]
 
     def _check_chunk_data(self, coords: tuple[int, ...], data: Any, filter_mask: int) -> int:
         """Validate a raw chunk before writing it; return its size in bytes."""
@@ -511,8 +539,11 @@ class RawChunks:
         """Record a write at ``key`` (an h5py selection) that went through the pipeline."""
         with self._lock:
             self._pending_flush = True
-            if self._base is not None:
-                self._mark(touched_chunks(key, self._shape, self._chunkshape))
+            if self._base is not None or self._masks:
+                touched = touched_chunks(key, self._shape, self._chunkshape)
+                self._forget_masks(touched)
+                if self._base is not None:
+                    self._mark(touched)
 
     def resized(self, shape: Sequence[int]) -> None:
         """Record that the dataset now has ``shape`` (HDF5 pruned or extended it)."""
@@ -520,6 +551,8 @@ class RawChunks:
             old_shape = self._shape
             self._shape = tuple(int(s) for s in shape)
             self._grid = grid_shape(self._shape, self._chunkshape)
+            if self._masks:
+                self._forget_pruned_masks(old_shape)
             base = self._base
             if base is None:
                 self._limit = self._grid
@@ -679,6 +712,7 @@ def _fast_direct_reads(
     c0 = chunkshape[0]
     one_dim = len(chunkshape) == 1
     errors = (OSError, RuntimeError, ValueError, KeyError, MemoryError)
+    masks = state._masks
 
     def read(coords: Any) -> tuple[bytes, int]:
         row = find(coords)
@@ -692,6 +726,8 @@ def _fast_direct_reads(
                     mask, data = direct(starts)
                 except errors:
                     return general_read(coords)  # raises the precise error
+                if masks:
+                    mask = masks.get(tuple(coords), mask)
                 return data, mask
         return general_read(coords)
 
