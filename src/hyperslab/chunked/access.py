@@ -46,7 +46,7 @@ def read_selection(
     # nothing over HDF5's copy, except single items (see ChunkEngine.read_item).
     if engine is not None and engine.kind is RawKind.BLOSC2:
         box = box_of(plan.h5key, shape)
-        if box is not None:
+        if box is not None and engine.serves_read(box):
             return finish_read(plan, engine.read_box(box), item_shape)
     return finish_read(plan, dataset.read(plan.h5key), item_shape)
 

@@ -29,8 +29,20 @@ from hyperslab.codecs.ids import BLOSC2 as BLOSC2_ID
 from hyperslab.errors import HDF5ExtError, NoSuchChunkError
 from hyperslab.storage.datasets import Dataset
 
-_PARALLEL_MIN_BYTES = 1 << 16
-"""Chunks smaller than this are (de)compressed in the calling thread: a task costs more."""
+_PARALLEL_MIN_BYTES = 1 << 18
+"""Chunks smaller than this are (de)compressed in the calling thread: a task costs more.
+
+Measured here (2 cores): 160 KB chunks read 1.8x faster serially than in the pool, 780 KB
+chunks 1.4x faster in the pool."""
+
+_RAW_READ_MIN_BYTES = 1 << 17
+"""Boxes of many chunks smaller than this read faster through HDF5's C loop.
+
+Measured here, a 16 MB read (HDF5's default 1 MB chunk cache, cold): 7 KB chunks 27 ms
+(HDF5) vs 56 ms (raw path), 39 KB 14 vs 20 ms, 156 KB 10 vs 9.5 ms, 780 KB 10 vs 5 ms."""
+
+_RAW_READ_FEW_CHUNKS = 4
+"""Boxes of at most this many chunks always take the raw path (less overhead than HDF5's)."""
 
 _IN_FLIGHT_PER_WORKER = 2
 """Chunks compressed ahead of the writer, per worker thread (bounds the memory in use)."""
@@ -328,3 +340,15 @@ class ChunkEngine:
     def count_chunks(self, box: Box) -> int:
         """How many chunks a box touches."""
         return count_chunks(box, self._chunkshape)
+
+    def serves_read(self, box: Box) -> bool:
+        """Whether :meth:`read_box` beats HDF5's filter pipeline for ``box``.
+
+        Blosc2 chunks of a useful size always do (no pipeline, parallel decompression);
+        many small chunks are faster through HDF5's C loop than through Python.
+        """
+        if self.kind is not RawKind.BLOSC2:
+            return False
+        if self.chunk_nbytes >= _RAW_READ_MIN_BYTES:
+            return True
+        return self.count_chunks(box) <= _RAW_READ_FEW_CHUNKS
