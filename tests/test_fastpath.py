@@ -165,6 +165,11 @@ def test_big_chunks_are_compressed_in_parallel(
             earray.append(images)
             np.testing.assert_array_equal(earray.read(), images)
             np.testing.assert_array_equal(earray[1:5, 7:100, 3:], images[1:5, 7:100, 3:])
+            buffer = np.zeros((4, 256, 512), dtype="u2")
+            assert earray.read(1, 5, out=buffer) is buffer  # decoded straight into it
+            np.testing.assert_array_equal(buffer, images[1:5])
+            with pytest.raises(ValueError, match="does not match"):
+                earray.read(1, 4, out=buffer)
         np.testing.assert_array_equal(earray[2], images[2])
         for c in range(6):
             earray[c] = images[5 - c]

@@ -13,12 +13,18 @@ import numpy as np
 from hyperslab._typing import AnyArray, Selection, Shape
 from hyperslab.chunked.engine import ChunkEngine, RawKind
 from hyperslab.chunked.regions import Box, box_of, box_shape
-from hyperslab.chunked.selection import finish_read, plan_selection, prepare_write
+from hyperslab.chunked.selection import (
+    SelectionPlan,
+    finish_read,
+    plan_selection,
+    prepare_write,
+)
 from hyperslab.storage.datasets import Dataset
 
 
 def read_selection(
-    dataset: Dataset, key: Selection, engine: ChunkEngine | None = None
+    dataset: Dataset, key: Selection, engine: ChunkEngine | None = None,
+    out: AnyArray | None = None,
 ) -> AnyArray:
     """Return ``dataset[key]`` with NumPy's semantics for ``key``.
 
@@ -31,6 +37,9 @@ def read_selection(
     engine : ChunkEngine, optional
         The dataset's raw-chunk engine: boxes (ints and step-1 slices) of datasets it serves
         are read through it, the rest through HDF5's filter pipeline.
+    out : numpy.ndarray, optional
+        A C-contiguous array of the result's shape and the dataset's dtype that the engine
+        may decode straight into (then it is returned); otherwise a new array is returned.
     """
     shape = dataset.shape
     if dataset.is_scalar:
@@ -47,8 +56,22 @@ def read_selection(
     if engine is not None and engine.kind is RawKind.BLOSC2:
         box = box_of(plan.h5key, shape)
         if box is not None and engine.serves_read(box):
+            if out is not None and not plan.flip_axes and _fits(out, plan, dataset):
+                engine.read_box(box, out.reshape(box_shape(box) + item_shape))
+                return out
             return finish_read(plan, engine.read_box(box), item_shape)
     return finish_read(plan, dataset.read(plan.h5key), item_shape)
+
+
+def _fits(out: AnyArray, plan: SelectionPlan, dataset: Dataset) -> bool:
+    """Whether the engine may decode a planned box straight into ``out``."""
+    item_shape = _item_shape(dataset.dtype)
+    return (
+        out.flags.c_contiguous
+        and out.flags.writeable
+        and out.dtype == dataset.dtype
+        and out.shape == plan.result_shape + item_shape
+    )
 
 
 def write_selection(

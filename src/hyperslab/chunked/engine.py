@@ -228,9 +228,14 @@ class ChunkEngine:
         )
 
     # ------------------------------------------------------------------ boxes
-    def read_box(self, box: Box) -> AnyArray:
-        """Read a box of the dataset into a new array of the box's shape."""
-        out = np.empty(box_shape(box), dtype=self._dtype)
+    def read_box(self, box: Box, out: AnyArray | None = None) -> AnyArray:
+        """Read a box of the dataset into ``out`` or a new array of the box's shape.
+
+        ``out``, when given, must be C-contiguous, of the box's shape (items' trailing axes
+        included) and of the dataset's dtype: chunks are decoded straight into it.
+        """
+        if out is None:
+            out = np.empty(box_shape(box), dtype=self._dtype)
         shape = self._dataset.shape
         pieces = list(chunk_pieces(box, shape, self._chunkshape))
         use_pool, nthreads = self._threads(len(pieces))

@@ -255,8 +255,10 @@ class Leaf(DirectChunking, LeafCompat, Node):
         else:
             key: list[Any] = [slice(None)] * self.ndim
             key[self.maindim] = slice(start, stop, step)
-            data = self._native(read_selection(self._dataset, tuple(key), self._engine))
+            data = self._native(read_selection(self._dataset, tuple(key), self._engine, out))
         if out is not None:
+            if data is out:  # decoded straight into it
+                return out
             if not out.flags.c_contiguous:
                 raise ValueError("output array must be C-contiguous")
             if out.shape != data.shape or out.dtype != data.dtype:
