@@ -297,3 +297,25 @@ def test_chunks_stored_without_the_filter_are_read_as_such(tmp_path: Path) -> No
         np.testing.assert_array_equal(carray[2:4], plain)
         assert carray[3, 4] == plain[1, 4]
     _cross_read(path, "c", np.concatenate([np.ones((2, 6), "i4"), plain]))
+
+
+def test_chunks_too_big_for_hdf5s_cache_are_updated_here(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """HDF5 would recompress such a chunk on every partial write, single-threaded."""
+    path = tmp_path / "update.h5"
+    rng = np.random.default_rng(6)
+    model = np.full((5, 12), -1, dtype="i4")
+    with hyperslab.open_file(path, "w", CHUNK_CACHE_SIZE=16) as f:  # 40-byte chunks
+        carray = f.create_carray("/", "c", hyperslab.Int32Atom(dflt=-1), shape=model.shape,
+                                 chunkshape=(2, 5), filters=hyperslab.Filters(3, "blosc2"))
+        with monkeypatch.context() as m:
+            _no_pipeline_writes(m)
+            for _ in range(25):
+                r0, c0 = rng.integers(0, 5), rng.integers(0, 12)
+                r1, c1 = rng.integers(r0 + 1, 6), rng.integers(c0 + 1, 13)
+                value = rng.integers(0, 100, size=(r1 - r0, c1 - c0))
+                carray[r0:r1, c0:c1] = value
+                model[r0:r1, c0:c1] = value
+                np.testing.assert_array_equal(carray[...], model)
+    _cross_read(path, "c", model)

@@ -97,12 +97,18 @@ class ChunkEngine:
         Returns the thread pool to (de)compress chunks in (created on first use by the owner).
     workers : int
         The pool's number of threads.
+    chunk_cache_bytes : int, optional
+        The size of HDF5's chunk cache for the dataset.  Partly written chunks bigger than
+        that would be decompressed and recompressed by HDF5's single-threaded filter on
+        every write; they are read, updated and rewritten here instead.
     """
 
     def __init__(
-        self, dataset: Dataset, executor: Callable[[], Executor], workers: int
+        self, dataset: Dataset, executor: Callable[[], Executor], workers: int,
+        chunk_cache_bytes: int | None = None,
     ) -> None:
         self._dataset = dataset
+        self._chunk_cache_bytes = chunk_cache_bytes
         self._executor = executor
         self._workers = max(1, workers)
         self.kind = raw_kind(dataset)
@@ -297,25 +303,27 @@ class ChunkEngine:
         """
         shape = self._dataset.shape
         pieces = list(chunk_pieces(box, shape, self._chunkshape))
-        whole = [p for p in pieces if p.whole]
+        cache = self._chunk_cache_bytes
+        update_here = cache is not None and self.chunk_nbytes > cache
+        raw = [p for p in pieces if p.whole or update_here]
         for piece in pieces:
-            if not piece.whole:
+            if not (piece.whole or update_here):
                 part = tuple(
                     (start + s.start, start + s.stop)
                     for (start, _stop), s in zip(box, piece.in_box, strict=True)
                 )
                 fallback(part, value[piece.in_box])
-        if not whole:
+        if not raw:
             return
-        use_pool, nthreads = self._threads(len(whole))
+        use_pool, nthreads = self._threads(len(raw))
         encoder = self._encoder(1 if use_pool else nthreads)
         if not use_pool:
-            for piece in whole:
+            for piece in raw:
                 self._dataset.write_raw_chunk(
-                    piece.grid, self._encode_piece(encoder, piece, value)
+                    piece.grid, self._encode_piece(encoder, piece, value, nthreads)
                 )
             return
-        for piece, frame in self._encode_ahead(encoder, whole, value):
+        for piece, frame in self._encode_ahead(encoder, raw, value):
             self._dataset.write_raw_chunk(piece.grid, frame)
 
     def _encode_ahead(
@@ -326,21 +334,36 @@ class ChunkEngine:
         limit = self._workers * _IN_FLIGHT_PER_WORKER
         pending: list[tuple[ChunkPiece, Future[bytes]]] = []
         for piece in pieces:
-            pending.append((piece, executor.submit(self._encode_piece, encoder, piece, value)))
+            pending.append(
+                (piece, executor.submit(self._encode_piece, encoder, piece, value, 1))
+            )
             if len(pending) >= limit:
                 done, future = pending.pop(0)
                 yield done, future.result()
         for done, future in pending:
             yield done, future.result()
 
-    def _encode_piece(self, encoder: cframe.FrameEncoder, piece: ChunkPiece, value: AnyArray
-                      ) -> bytes:
+    def _encode_piece(
+        self, encoder: cframe.FrameEncoder, piece: ChunkPiece, value: AnyArray, nthreads: int
+    ) -> bytes:
         data = value[piece.in_box]
         if not piece.full_chunk:
-            chunk = self._new_chunk(fill=True)
+            chunk = self._stored_chunk(piece.grid, nthreads) if not piece.whole else None
+            if chunk is None:
+                chunk = self._new_chunk(fill=True)
             chunk[piece.in_chunk] = data
             data = chunk
         return encoder.encode(np.ascontiguousarray(data))
+
+    def _stored_chunk(self, grid: tuple[int, ...], nthreads: int) -> AnyArray | None:
+        """The decoded chunk at ``grid``, or None if it was never written."""
+        try:
+            raw, mask = self._dataset.read_raw_chunk(grid)
+        except NoSuchChunkError:
+            return None
+        chunk = self._new_chunk(fill=False)
+        self._decode(raw, mask, chunk, grid, nthreads)
+        return chunk
 
     def count_chunks(self, box: Box) -> int:
         """How many chunks a box touches."""

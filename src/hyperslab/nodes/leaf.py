@@ -88,7 +88,9 @@ class Leaf(DirectChunking, LeafCompat, Node):
         """The raw-chunk engine of this leaf's dataset (made on first use)."""
         dataset = self._dataset
         if self._engine_ is None:
-            self._engine_ = ChunkEngine(dataset, self._file._executor, self._file._workers)
+            file = self._file
+            self._engine_ = ChunkEngine(dataset, file._executor, file._workers,
+                                        file.params.chunk_cache_size)
         return self._engine_
 
     # ------------------------------------------------------------------ description
