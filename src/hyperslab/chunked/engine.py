@@ -298,8 +298,10 @@ class ChunkEngine:
                   ) -> None:
         """Write ``value`` (of the box's shape) into a box.
 
-        Chunks the box covers whole are compressed here and written raw; the parts of the
-        others are given to ``fallback(part_box, part_value)`` (HDF5's pipeline).
+        Chunks the box covers whole are compressed here and written raw.  The parts of the
+        others are given to ``fallback(part_box, part_value)`` (HDF5's pipeline, whose chunk
+        cache absorbs small repeated updates), unless chunks are bigger than that cache:
+        then they are read, updated and rewritten raw here too.
         """
         shape = self._dataset.shape
         pieces = list(chunk_pieces(box, shape, self._chunkshape))
