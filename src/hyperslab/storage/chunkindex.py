@@ -82,6 +82,33 @@ def grid_shape(shape: Sequence[int], chunkshape: Sequence[int]) -> Shape:
     return tuple(-(-int(s) // int(c)) for s, c in zip(shape, chunkshape, strict=True))
 
 
+def check_grid_coords(coords: Any, grid: Shape, where: str = "") -> tuple[int, ...]:
+    """``coords`` as a tuple of ints inside ``grid`` (``where`` ends the error messages).
+
+    Raises
+    ------
+    TypeError
+        If ``coords`` is not a sequence of ints.
+    ValueError
+        If it has another rank than ``grid``.
+    IndexError
+        If it lies outside ``grid``.
+    """
+    try:
+        key = tuple(operator.index(c) for c in coords)
+    except TypeError:
+        raise TypeError(f"grid coordinates must be a sequence of ints, not {coords!r}") from None
+    if len(key) != len(grid):
+        raise ValueError(
+            f"grid coordinates {key} have {len(key)} dimension(s), the chunk grid "
+            f"{grid}{where} has {len(grid)}"
+        )
+    for c, g in zip(key, grid, strict=True):
+        if not 0 <= c < g:
+            raise IndexError(f"grid coordinates {key} are outside the chunk grid {grid}{where}")
+    return key
+
+
 def uses_dense_map(grid: Sequence[int], nwritten: int) -> bool:
     """Whether an index over ``grid`` with ``nwritten`` chunks uses a dense map (see module)."""
     return math.prod(grid) <= max(DENSE_MIN_CELLS, DENSE_MAX_RATIO * nwritten)
@@ -300,16 +327,7 @@ class ChunkIndex:
 
     # ------------------------------------------------------------------ look-ups
     def _check(self, coords: Sequence[int]) -> tuple[int, ...]:
-        key = coords if type(coords) is tuple else tuple(operator.index(c) for c in coords)
-        if len(key) != self.ndim:
-            raise ValueError(
-                f"grid coordinates {key} have {len(key)} dimension(s), the chunk grid "
-                f"{self.grid} has {self.ndim}"
-            )
-        for c, g in zip(key, self.grid, strict=True):
-            if not 0 <= c < g:
-                raise IndexError(f"grid coordinates {key} are outside the chunk grid {self.grid}")
-        return key
+        return check_grid_coords(coords, self.grid)
 
     def row(self, coords: tuple[int, ...]) -> int:
         """Row of the chunk at ``coords`` in the arrays, or -1; ``coords`` must be in the grid.

@@ -47,7 +47,6 @@ State is per :class:`RawChunks` object (one per ``Dataset``): writes made throug
 from __future__ import annotations
 
 import math
-import operator
 import os
 import threading
 from collections.abc import Callable, Sequence
@@ -67,6 +66,7 @@ from hyperslab.storage.chunkindex import (
     ChunkIndex,
     ChunkLocation,
     ChunkSet,
+    check_grid_coords,
     chunk_keys,
     count_chunks,
     grid_shape,
@@ -194,24 +194,7 @@ class RawChunks:
                     break
             else:
                 return coords
-        try:
-            coords = tuple(operator.index(c) for c in coords)
-        except TypeError:
-            raise TypeError(
-                f"grid coordinates must be a sequence of ints, not {coords!r}"
-            ) from None
-        if len(coords) != self._ndim:
-            raise ValueError(
-                f"grid coordinates {coords} have {len(coords)} dimension(s), dataset "
-                f"{self._name()!r} has {self._ndim}"
-            )
-        for c, g in zip(coords, self._grid, strict=True):
-            if not 0 <= c < g:
-                raise IndexError(
-                    f"grid coordinates {coords} are outside the chunk grid {self._grid} of "
-                    f"dataset {self._name()!r}"
-                )
-        return coords
+        return check_grid_coords(coords, self._grid, f" of dataset {self._name()!r}")
 
     def _check_open(self) -> None:
         if not self._dsid.id:
