@@ -13,12 +13,7 @@ import numpy as np
 from hyperslab._typing import AnyArray, Selection, Shape
 from hyperslab.chunked.engine import ChunkEngine, RawKind
 from hyperslab.chunked.regions import Box, box_of, box_shape
-from hyperslab.chunked.selection import (
-    SelectionPlan,
-    finish_read,
-    plan_selection,
-    prepare_write,
-)
+from hyperslab.chunked.selection import finish_read, plan_selection, prepare_write
 from hyperslab.storage.datasets import Dataset
 
 
@@ -56,21 +51,22 @@ def read_selection(
     if engine is not None and engine.kind is RawKind.BLOSC2:
         box = box_of(plan.h5key, shape)
         if box is not None and engine.serves_read(box):
-            if out is not None and not plan.flip_axes and _fits(out, plan, dataset):
+            if out is not None and not plan.flip_axes and _fits(
+                out, plan.result_shape + item_shape, dataset.dtype
+            ):
                 engine.read_box(box, out.reshape(box_shape(box) + item_shape))
                 return out
             return finish_read(plan, engine.read_box(box), item_shape)
     return finish_read(plan, dataset.read(plan.h5key), item_shape)
 
 
-def _fits(out: AnyArray, plan: SelectionPlan, dataset: Dataset) -> bool:
-    """Whether the engine may decode a planned box straight into ``out``."""
-    item_shape = _item_shape(dataset.dtype)
+def _fits(out: AnyArray, shape: Shape, dtype: np.dtype[Any]) -> bool:
+    """Whether the engine may decode a box of ``shape`` and ``dtype`` straight into ``out``."""
     return (
         out.flags.c_contiguous
         and out.flags.writeable
-        and out.dtype == dataset.dtype
-        and out.shape == plan.result_shape + item_shape
+        and out.dtype == dtype
+        and out.shape == shape
     )
 
 

@@ -223,9 +223,7 @@ class ChunkEngine:
                 pass  # a frame of another layout: decoded whole below
             except (ValueError, RuntimeError) as exc:
                 raise self._corrupt(grid, exc) from exc
-        chunk = self._new_chunk(fill=False)
-        self._decode(frame, mask, chunk, grid, 1)
-        return chunk[inner]
+        return self._decoded(frame, mask, grid, 1)[inner]
 
     def _corrupt(self, grid: tuple[int, ...], exc: Exception) -> HDF5ExtError:
         start = tuple(g * c for g, c in zip(grid, self._chunkshape, strict=True))
@@ -264,9 +262,15 @@ class ChunkEngine:
         if piece.full_chunk and target.flags.c_contiguous:
             self._decode(raw, mask, target, piece.grid, nthreads)
             return
+        target[...] = self._decoded(raw, mask, piece.grid, nthreads)[piece.in_chunk]
+
+    def _decoded(
+        self, raw: bytes, mask: int, grid: tuple[int, ...], nthreads: int
+    ) -> AnyArray:
+        """A stored chunk decoded into a new array of the chunk's shape."""
         chunk = self._new_chunk(fill=False)
-        self._decode(raw, mask, chunk, piece.grid, nthreads)
-        target[...] = chunk[piece.in_chunk]
+        self._decode(raw, mask, chunk, grid, nthreads)
+        return chunk
 
     def _decode(
         self, raw: bytes, mask: int, out: AnyArray, grid: tuple[int, ...], nthreads: int
@@ -363,13 +367,7 @@ class ChunkEngine:
             raw, mask = self._dataset.read_raw_chunk(grid)
         except NoSuchChunkError:
             return None
-        chunk = self._new_chunk(fill=False)
-        self._decode(raw, mask, chunk, grid, nthreads)
-        return chunk
-
-    def count_chunks(self, box: Box) -> int:
-        """How many chunks a box touches."""
-        return count_chunks(box, self._chunkshape)
+        return self._decoded(raw, mask, grid, nthreads)
 
     def serves_read(self, box: Box) -> bool:
         """Whether :meth:`read_box` beats HDF5's filter pipeline for ``box``.
@@ -381,4 +379,4 @@ class ChunkEngine:
             return False
         if self.chunk_nbytes >= _RAW_READ_MIN_BYTES:
             return True
-        return self.count_chunks(box) <= _RAW_READ_FEW_CHUNKS
+        return count_chunks(box, self._chunkshape) <= _RAW_READ_FEW_CHUNKS

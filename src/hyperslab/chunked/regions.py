@@ -45,11 +45,6 @@ class ChunkPiece:
     full_chunk: bool
 
 
-def grid_shape(shape: Shape, chunkshape: Shape) -> Shape:
-    """The number of chunks along each dimension (edge chunks count)."""
-    return tuple(-(-s // c) for s, c in zip(shape, chunkshape, strict=True))
-
-
 def box_shape(box: Box) -> Shape:
     """The shape of the data a box holds."""
     return tuple(stop - start for start, stop in box)

@@ -226,7 +226,7 @@ class Leaf(DirectChunking, LeafCompat, Node):
                 return value
             data = self._native(np.asarray(value))
             return data[()] if data.ndim == 0 else self._flavored(data)
-        data = self._native(read_selection(self._dataset, key, self._engine))
+        data = self._native(read_selection(self._dataset, key, engine))
         if data.ndim == 0 and self.shape != ():
             return data[()]
         return self._flavored(data)
