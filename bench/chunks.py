@@ -67,6 +67,7 @@ from bench.harness import (
     default_out_dir,
     pick,
     print_progress,
+    report_outcome,
     run_benchmark,
 )
 
@@ -331,15 +332,7 @@ def report(
     print(markdown)
     paths, notes = write_reports(result, out_dir)
     paths["markdown"].write_text(markdown)
-    for note in notes:
-        print_progress(note)
-    print_progress("wrote " + ", ".join(str(p) for p in paths.values()))
-    if result.failures:
-        print(f"chunks: {len(result.failures)} case(s) failed:", file=sys.stderr)
-        for reason in result.failures.values():
-            print(f"  {reason}", file=sys.stderr)
-        return 1
-    return 0
+    return report_outcome("chunks", result, paths, notes, print_progress)
 
 
 # ----------------------------------------------------------------------------- the CLI

@@ -67,6 +67,7 @@ from bench.harness import (
     default_out_dir,
     pick,
     print_progress,
+    report_outcome,
     run_benchmark,
 )
 
@@ -560,15 +561,7 @@ def report(
     content["throughput"] = {"unit": "GB/s (1e9 bytes, uncompressed)", "rivals": table}
     content["file_sizes"] = sizes
     paths["json"].write_text(json.dumps(content, indent=2) + "\n")
-    for note in notes:
-        progress(note)
-    progress("wrote " + ", ".join(str(p) for p in paths.values()))
-    if result.failures:
-        print(f"direct: {len(result.failures)} case(s) failed:", file=sys.stderr)
-        for reason in result.failures.values():
-            print(f"  {reason}", file=sys.stderr)
-        return 1
-    return 0
+    return report_outcome("direct", result, paths, notes, progress)
 
 
 # ----------------------------------------------------------------------------- the CLI

@@ -721,11 +721,25 @@ def run_and_report(
     print(format_markdown(result))
     out_dir = default_out_dir(spec.name) if out_dir is None else out_dir
     paths, notes = write_reports(result, out_dir, plot=plot)
+    return report_outcome(spec.name, result, paths, notes, progress)
+
+
+def report_outcome(
+    name: str,
+    result: BenchmarkResult,
+    paths: Mapping[str, Path],
+    notes: Sequence[str],
+    progress: ProgressFn = print_progress,
+) -> int:
+    """Tell the report's notes and the paths written, list failed cases; return an exit code.
+
+    Returns 0, or 1 if some cases failed (listed on stderr).
+    """
     for note in notes:
         progress(note)
     progress("wrote " + ", ".join(str(p) for p in paths.values()))
     if result.failures:
-        print(f"{spec.name}: {len(result.failures)} case(s) failed:", file=sys.stderr)
+        print(f"{name}: {len(result.failures)} case(s) failed:", file=sys.stderr)
         for reason in result.failures.values():
             print(f"  {reason}", file=sys.stderr)
         return 1
