@@ -66,6 +66,35 @@ from hyperslab.nodes.atom import (
     UIntAtom,
 )
 from hyperslab.nodes.attributeset import AttributeSet
+from hyperslab.nodes.cols import (
+    BoolCol,
+    Col,
+    Complex32Col,
+    Complex64Col,
+    Complex128Col,
+    Complex256Col,
+    ComplexCol,
+    EnumCol,
+    Float16Col,
+    Float32Col,
+    Float64Col,
+    FloatCol,
+    Int8Col,
+    Int16Col,
+    Int32Col,
+    Int64Col,
+    IntCol,
+    StringCol,
+    Time32Col,
+    Time64Col,
+    TimeCol,
+    UInt8Col,
+    UInt16Col,
+    UInt32Col,
+    UInt64Col,
+    UIntCol,
+)
+from hyperslab.nodes.description import Description, IsDescription
 from hyperslab.nodes.directchunk import ChunkInfo
 from hyperslab.nodes.file import File, open_file
 from hyperslab.nodes.group import Group, RootGroup
@@ -89,4 +118,12 @@ __all__ = [
     "Time32Atom", "Time64Atom", "UInt8Atom", "UInt16Atom", "UInt32Atom", "UInt64Atom",
     "UIntAtom", "UnImplemented", "UnclosedFileWarning", "UndoRedoError", "Unknown",
     "__version__", "open_file", "parameters",
+]
+
+__all__ += [  # table descriptions
+    "BoolCol", "Col", "Complex32Col", "Complex64Col", "Complex128Col", "Complex256Col",
+    "ComplexCol",
+    "Description", "EnumCol", "Float16Col", "Float32Col", "Float64Col", "FloatCol", "Int8Col",
+    "Int16Col", "Int32Col", "Int64Col", "IntCol", "IsDescription", "StringCol", "Time32Col",
+    "Time64Col", "TimeCol", "UInt8Col", "UInt16Col", "UInt32Col", "UInt64Col", "UIntCol",
 ]

@@ -206,3 +206,30 @@ class LeafCompat(NodeCompat):
     @property
     def _v_objectid(self) -> int:
         return id(self)
+
+
+class FileAttrsCompat:
+    """PyTables' attribute helpers of ``File`` (``get_node_attr`` and friends)."""
+
+    if TYPE_CHECKING:
+
+        def get_node(self, where: Node | str, name: str | None = None,
+                     classname: str | None = None) -> Node: ...
+
+    def copy_node_attrs(self, where: Node | str, dstnode: Node | str,
+                        name: str | None = None) -> None:
+        """Copy the user (and copyable system) attributes of a node to ``dstnode``."""
+        self.get_node(where, name).attrs._f_copy(self.get_node(dstnode))
+
+    def get_node_attr(self, where: Node | str, attrname: str, name: str | None = None) -> Any:
+        """Return attribute ``attrname`` of a node."""
+        return self.get_node(where, name).attrs._f_getattr(attrname)
+
+    def set_node_attr(self, where: Node | str, attrname: str, attrvalue: Any,
+                      name: str | None = None) -> None:
+        """Set attribute ``attrname`` of a node."""
+        self.get_node(where, name).attrs._f_setattr(attrname, attrvalue)
+
+    def del_node_attr(self, where: Node | str, attrname: str, name: str | None = None) -> None:
+        """Delete attribute ``attrname`` of a node."""
+        self.get_node(where, name).attrs._f_delattr(attrname)

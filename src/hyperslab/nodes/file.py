@@ -23,6 +23,7 @@ from hyperslab.errors import (
 from hyperslab.nodes import create
 from hyperslab.nodes.array import Array, CArray, EArray
 from hyperslab.nodes.atom import Atom
+from hyperslab.nodes.compat import FileAttrsCompat
 from hyperslab.nodes.group import GROUP_MEMBERS, Group, RootGroup
 from hyperslab.nodes.leaf import Leaf
 from hyperslab.nodes.link import ExternalLink, SoftLink, Unknown
@@ -37,6 +38,8 @@ from hyperslab.nodes.naming import (
 from hyperslab.nodes.node import Node
 from hyperslab.nodes.nodecache import NodeCache
 from hyperslab.nodes.registry import class_by_name, class_for_classid, leaf_class
+from hyperslab.nodes.table import Table
+from hyperslab.nodes.tablecreate import create_table
 from hyperslab.options import FileOptions
 from hyperslab.storage import attributes as raw
 from hyperslab.storage import h5file, tree
@@ -97,7 +100,7 @@ def _lsd_of(filters: Filters) -> int | None:
     return None if digits is None else int(digits)
 
 
-class File:
+class File(FileAttrsCompat):
     """An open HDF5 file and its object tree (create it with :func:`open_file`)."""
 
     def __init__(
@@ -133,6 +136,8 @@ class File:
         self._pool: ThreadPoolExecutor | None = None
         self._workers = default_workers()
         self._cache = NodeCache(options.node_cache_slots)
+        # Leaves holding rows not yet in the file (kept alive until flushed).
+        self._unflushed: set[Any] = set()
         try:
             root_id = h5file.root_group(self._h5, self.root_uep)
         except KeyError:
@@ -614,6 +619,41 @@ class File:
                 node[...] = data
         return node
 
+    def create_table(
+        self,
+        where: Node | str,
+        name: str,
+        description: Any = None,
+        title: str = "",
+        filters: Filters | None = None,
+        expectedrows: int = 10_000,
+        chunkshape: Any = None,
+        byteorder: str | None = None,
+        createparents: bool = False,
+        obj: Any = None,
+        track_times: bool = True,
+    ) -> Table:
+        """Create a :class:`Table` of rows described by ``description`` (or ``obj``'s dtype).
+
+        ``description`` is an IsDescription subclass or instance, a dict of Cols, a NumPy
+        structured dtype or array, or a Description; ``obj`` (a structured array or rows)
+        fills the table.  ``expectedrows`` sizes the chunks when ``chunkshape`` is None.
+
+        Raises
+        ------
+        TypeError
+            If neither ``description`` nor ``obj`` describes the rows.
+        ValueError
+            If ``obj`` does not fit ``description``, or ``chunkshape`` is invalid.
+        """
+        parent = self._parent_for_new(where, createparents)
+        self._check_new_name(parent, name)
+        return create_table(
+            self, parent, name, description, title=title, filters=filters,
+            expectedrows=expectedrows, chunkshape=chunkshape, byteorder=byteorder, obj=obj,
+            track_times=track_times,
+        )
+
     # ------------------------------------------------------------------ changing the tree
     def remove_node(
         self, where: Node | str, name: str | None = None, recursive: bool = False
@@ -722,35 +762,27 @@ class File:
         return copy_node(self, where, newparent, newname, name, overwrite=overwrite,
                          recursive=recursive, createparents=createparents, **kwargs)
 
-    def copy_node_attrs(self, where: Node | str, dstnode: Node | str,
-                        name: str | None = None) -> None:
-        """Copy the user (and copyable system) attributes of a node to ``dstnode``."""
-        self.get_node(where, name).attrs._f_copy(self.get_node(dstnode))
-
-    def get_node_attr(self, where: Node | str, attrname: str, name: str | None = None) -> Any:
-        """Return attribute ``attrname`` of a node."""
-        return self.get_node(where, name).attrs._f_getattr(attrname)
-
-    def set_node_attr(self, where: Node | str, attrname: str, attrvalue: Any,
-                      name: str | None = None) -> None:
-        """Set attribute ``attrname`` of a node."""
-        self.get_node(where, name).attrs._f_setattr(attrname, attrvalue)
-
-    def del_node_attr(self, where: Node | str, attrname: str, name: str | None = None) -> None:
-        """Delete attribute ``attrname`` of a node."""
-        self.get_node(where, name).attrs._f_delattr(attrname)
-
     # ------------------------------------------------------------------ closing
     def flush(self) -> None:
         """Write every buffer to the file."""
         self._check_open()
         if self.mode != "r":
+            self._flush_leaves()
             self._h5.flush()
+
+    def _flush_leaves(self) -> None:
+        """Write the rows that leaves still buffer (table appends)."""
+        for leaf in list(self._unflushed):
+            if leaf._isopen:
+                leaf.flush()
+        self._unflushed.clear()
 
     def close(self) -> None:
         """Close the file; every node object of it becomes closed too."""
         if not self._isopen:
             return
+        if self.mode != "r":
+            self._flush_leaves()
         for node in self._cache.live_nodes():
             node._isopen = False  # type: ignore[attr-defined]
         self._cache.clear()

@@ -8,6 +8,7 @@ from hyperslab.nodes.array import Array, CArray, EArray, UnImplemented
 from hyperslab.nodes.group import Group
 from hyperslab.nodes.leaf import Leaf
 from hyperslab.nodes.node import Node
+from hyperslab.nodes.table import Table
 from hyperslab.storage import attributes as raw
 from hyperslab.storage.datasets import Dataset
 
@@ -19,6 +20,7 @@ LEAF_CLASSES: dict[str, type[Leaf]] = {
     "LASTROWARRAY": CArray,
     "EARRAY": EArray,
     "INDEXARRAY": EArray,
+    "TABLE": Table,
 }
 """CLASS values of the leaves hyperslab reads, and the class that serves each."""
 
@@ -29,6 +31,7 @@ NODE_CLASSES: dict[str, type[Node]] = {
     "Array": Array,
     "CArray": CArray,
     "EArray": EArray,
+    "Table": Table,
     "UnImplemented": UnImplemented,
 }
 """Class names accepted by ``classname`` arguments (PyTables' names)."""
@@ -84,7 +87,7 @@ def _guess_leaf_class(dataset: Dataset) -> type[Leaf]:
     if hdf5_class in ("VLEN", "OPAQUE", "REFERENCE") or (dtype.kind in "OV" and not dtype.fields):
         return UnImplemented
     if dtype.fields and dtype.kind != "c":
-        return UnImplemented  # compound records are Tables (not implemented yet)
+        return Table if dataset.shape is not None and len(dataset.shape) == 1 else UnImplemented
     if dtype.kind == "O":
         return UnImplemented
     if dataset.is_null:

@@ -19,6 +19,7 @@ from h5py import h5d, h5f, h5i, h5p, h5s, h5t, h5z
 
 from hyperslab._typing import AnyArray, Shape
 from hyperslab.errors import FilterNotAvailableError, HDF5ExtError, NotChunkedError
+from hyperslab.storage import compound
 from hyperslab.storage.chunkindex import ChunkIndex, ChunkLocation
 from hyperslab.storage.rawchunks import RawChunks
 
@@ -181,6 +182,10 @@ class Dataset:
         "_dtype",
         "_enum_bool",
         "_extent",
+        "_fill_row",
+        "_layout",
+        "_layout_error",
+        "_mtype",
         "_raw",
         "_read_only",
         "_shape",
@@ -190,15 +195,16 @@ class Dataset:
     def __init__(self, dsid: h5d.DatasetID) -> None:
         self.dsid = dsid
         self._dset = h5py.Dataset(dsid)
-        inner = _innermost(dsid.get_type())
-        self._bitfield_bool = inner.get_class() == h5t.BITFIELD and inner.get_size() == 1
-        dtype = np.dtype(self._dset.dtype)
-        # h5py's bools are an int8 enum {FALSE, TRUE}: PyTables reads them as int8 (EnumAtom)
-        self._enum_bool = inner.get_class() == h5t.ENUM and dtype.base.kind == "b"
-        if self._bitfield_bool or self._enum_bool:
-            base = np.dtype("?" if self._bitfield_bool else "i1")
-            dtype = np.dtype((base, dtype.subdtype[1])) if dtype.subdtype else base
-        self._dtype: np.dtype[Any] = dtype
+        self._fill_row: AnyArray | object | None = _UNSET
+        self._layout: compound.CompoundLayout | None = None
+        self._layout_error: TypeError | None = None
+        self._mtype: h5t.TypeID | None = None
+        self._dtype: np.dtype[Any]
+        ftype = dsid.get_type()
+        if ftype.get_class() == h5t.COMPOUND and compound.complex_dtype_of(ftype) is None:
+            self._init_compound(ftype)
+        else:
+            self._init_plain(ftype)
         # Scalar, simple or null: fixed at creation (resizing keeps a dataspace simple).
         self._extent = int(dsid.get_space().get_simple_extent_type())
         # Raw chunk access and the chunk index: made at the first raw-chunk call.
@@ -208,6 +214,33 @@ class Dataset:
         self._chunks: Shape | object | None = _UNSET
         self._read_only: bool | None = None
         self._shape: Shape | None = None
+
+    def _init_compound(self, ftype: h5t.TypeID) -> None:
+        """Compound datasets: all I/O in the file type, viewed as the layout dtype."""
+        self._bitfield_bool = self._enum_bool = False
+        try:
+            self._layout = compound.layout_of_type(ftype)
+        except TypeError as exc:
+            self._layout_error = exc  # e.g. a vlen member: the node is UnImplemented
+            try:
+                self._dtype = np.dtype(self._dset.dtype)
+            except (TypeError, ValueError):
+                self._dtype = np.dtype(f"V{ftype.get_size()}")
+            return
+        self._dtype = self._layout.dtype
+        self._mtype = ftype
+
+    def _init_plain(self, ftype: h5t.TypeID) -> None:
+        inner = _innermost(ftype)
+        self._bitfield_bool = inner.get_class() == h5t.BITFIELD and inner.get_size() == 1
+        dtype = np.dtype(self._dset.dtype)
+        # h5py's bools are an int8 enum {FALSE, TRUE}: PyTables reads them as int8 (EnumAtom)
+        self._enum_bool = inner.get_class() == h5t.ENUM and dtype.base.kind == "b"
+        if self._bitfield_bool or self._enum_bool:
+            base = np.dtype("?" if self._bitfield_bool else "i1")
+            dtype = np.dtype((base, dtype.subdtype[1])) if dtype.subdtype else base
+            self._mtype = ftype  # same bytes as `dtype`: no conversion
+        self._dtype = dtype
 
     # ------------------------------------------------------------------ description
     @property
@@ -237,12 +270,40 @@ class Dataset:
 
     @property
     def dtype(self) -> np.dtype[Any]:
-        """The element dtype as NumPy sees it (bitfield booleans as ``bool``)."""
+        """The element dtype as NumPy sees it (bitfield booleans as ``bool``).
+
+        For compound datasets, the layout dtype (see :class:`CompoundLayout`).
+        """
         return self._dtype
 
     @property
+    def layout(self) -> compound.CompoundLayout | None:
+        """The record layout of a compound dataset; None for other datasets.
+
+        Complex numbers (compounds ``(r, i)``) are not compound datasets here.
+
+        Raises
+        ------
+        TypeError
+            If the compound type has members without a layout dtype (vlen, references...).
+        """
+        if self._layout_error is not None:
+            raise TypeError(
+                f"dataset {self.name!r} has an unsupported compound type: {self._layout_error}"
+            )
+        return self._layout
+
+    @property
     def raw_dtype(self) -> np.dtype[Any]:
-        """The dtype as h5py reads it, with h5py's metadata (enums, vlens, references)."""
+        """The dtype as h5py reads it, with h5py's metadata (enums, vlens, references).
+
+        For compound types h5py cannot map (time members), the layout dtype.
+        """
+        if self._layout is not None:
+            try:
+                return np.dtype(self._dset.dtype)
+            except (TypeError, ValueError):
+                return self._layout.dtype
         return np.dtype(self._dset.dtype)
 
     @property
@@ -325,8 +386,14 @@ class Dataset:
     def fillvalue(self) -> Any:
         """The dataset's fill value as a NumPy scalar (or array for subarray atoms).
 
-        Returns None when the dataset defines no fill value.
+        Returns None when the dataset defines no fill value.  For compound datasets, the
+        fill row: a 0-d array of the layout dtype (read once).
         """
+        if self._layout is not None:
+            fill = self._fill_row
+            if fill is _UNSET:
+                fill = self._fill_row = compound.read_fill_row(self.dsid, self._layout)
+            return fill
         dcpl = self.dsid.get_create_plist()
         if dcpl.fill_value_defined() == h5d.FILL_VALUE_UNDEFINED:
             return None
@@ -370,10 +437,18 @@ class Dataset:
 
     # ------------------------------------------------------------------ I/O
     def read(self, key: Any = ()) -> AnyArray:
-        """Read a selection h5py understands and return a NumPy array."""
+        """Read a selection h5py understands and return a NumPy array.
+
+        Compound datasets take ``()``, Ellipsis, ints and positive-step slices only, and are
+        read in the file type (raw records of the layout dtype).
+        """
         try:
             if self.is_null:
                 return np.empty((0,), dtype=self._dtype)
+            if self._layout is not None:
+                assert self._mtype is not None
+                sel = compound.selection_of(key, self.shape)
+                return compound.read_selection(self.dsid, self._mtype, self._dtype, sel)
             data = self._dset[key]
         except OSError as exc:
             raise _read_error(self, exc) from exc
@@ -388,6 +463,14 @@ class Dataset:
 
     def write(self, key: Any, value: AnyArray) -> None:
         """Write ``value`` (already of the dataset's dtype and broadcastable) at ``key``."""
+        if self._layout is not None:
+            assert self._mtype is not None
+            sel = compound.selection_of(key, self.shape)
+            mtype, dtype = self._mtype, self._dtype
+            self._guarded_write(
+                key, lambda: compound.write_selection(self.dsid, mtype, dtype, sel, value)
+            )
+            return
         if self._bitfield_bool:
             value = np.asarray(value, dtype=np.bool_).view(np.uint8)
         elif self._enum_bool:
@@ -408,7 +491,7 @@ class Dataset:
 
     def write_all(self, value: AnyArray) -> None:
         """Write the whole dataset from ``value`` (of its shape), skipping h5py's selection code."""
-        if self._bitfield_bool or self._enum_bool:
+        if self._bitfield_bool or self._enum_bool or self._layout is not None:
             self.write((), value)
             return
         data = np.ascontiguousarray(value)
@@ -421,6 +504,143 @@ class Dataset:
             raise HDF5ExtError(f"cannot write to dataset {self._dset.name!r}: {exc}") from exc
         if raw is not None:
             raw.written_through_pipeline(())
+
+    # ------------------------------------------------------------------ rows (1-D)
+    def _memory_type(self) -> h5t.TypeID:
+        """The memory type of row transfers: the file type when no conversion is needed."""
+        mtype = self._mtype
+        if mtype is None:
+            if self._dtype.hasobject or self._layout_error is not None:
+                raise TypeError(f"dataset {self.name!r} of dtype {self._dtype} has no raw rows")
+            mtype = self._mtype = h5t.py_create(self._dtype)
+        return mtype
+
+    def _nrows(self) -> int:
+        shape = self.shape
+        if len(shape) != 1:
+            raise ValueError(f"dataset {self.name!r} of shape {shape} is not 1-D")
+        return shape[0]
+
+    def read_rows(
+        self, start: int, count: int, step: int = 1, out: AnyArray | None = None
+    ) -> AnyArray:
+        """Read rows ``start, start + step, ...`` (`count` of them) of a 1-D dataset.
+
+        Parameters
+        ----------
+        start, count, step : int
+            The first row, the number of rows and the distance between them (>= 1).
+        out : numpy.ndarray, optional
+            A writeable C-contiguous array of :attr:`dtype` and shape ``(count,)`` to read
+            into.
+
+        Returns
+        -------
+        numpy.ndarray
+            `out`, or a new array.
+
+        Raises
+        ------
+        ValueError
+            For a bad `out` or a negative `start`/`count`, a `step` below 1, or a dataset
+            that is not 1-D.
+        IndexError
+            If rows beyond the end are asked for.
+        """
+        sel = compound.rows_selection(start, count, step, self._nrows())
+        out = compound.check_out(out, self._dtype, sel.counts[0])
+        try:
+            return compound.read_selection(self.dsid, self._memory_type(), self._dtype, sel, out)
+        except OSError as exc:
+            raise _read_error(self, exc) from exc
+
+    def read_points(self, coords: Any, out: AnyArray | None = None) -> AnyArray:
+        """Read the rows at `coords` (int64 row numbers, any order) of a 1-D dataset.
+
+        `out` is as for :meth:`read_rows`, of shape ``(len(coords),)``.
+
+        Raises
+        ------
+        IndexError
+            Naming a coordinate out of range.
+        ValueError
+            As :meth:`read_rows`.
+        """
+        points = compound.check_points(coords, self._nrows())
+        out = compound.check_out(out, self._dtype, points.shape[0])
+        if points.shape[0]:
+            mspace, fspace = compound.point_spaces(self.dsid, points)
+            try:
+                self.dsid.read(mspace, fspace, out, mtype=self._memory_type())
+            except OSError as exc:
+                raise _read_error(self, exc) from exc
+        return out
+
+    def write_rows(self, start: int, data: Any, step: int = 1) -> None:
+        """Write `data` (a 1-D sequence of rows) at rows ``start, start + step, ...``.
+
+        The rows must exist (resize first to append).
+
+        Raises
+        ------
+        ValueError, IndexError
+            As :meth:`read_rows`.
+        """
+        values = np.asarray(data, dtype=self._dtype)
+        if values.ndim != 1:
+            raise ValueError(f"rows to write must be 1-D, not of shape {values.shape}")
+        sel = compound.rows_selection(start, values.shape[0], step, self._nrows())
+        if not values.shape[0]:
+            return
+        mtype, dtype = self._memory_type(), self._dtype
+        key = slice(sel.starts[0], sel.starts[0] + (sel.counts[0] - 1) * sel.steps[0] + 1, step)
+        self._guarded_write(
+            key, lambda: compound.write_selection(self.dsid, mtype, dtype, sel, values)
+        )
+
+    def write_points(self, coords: Any, data: Any) -> None:
+        """Write `data` (broadcast to ``(len(coords),)``) at the rows `coords`.
+
+        Raises
+        ------
+        IndexError
+            Naming a coordinate out of range.
+        ValueError
+            If `data` does not broadcast, or the dataset is not 1-D.
+        """
+        points = compound.check_points(coords, self._nrows())
+        values = np.asarray(data, dtype=self._dtype)
+        try:
+            values = np.ascontiguousarray(np.broadcast_to(values, points.shape))
+        except ValueError as exc:
+            raise ValueError(
+                f"cannot write {values.shape} values at {points.shape[0]} points"
+            ) from exc
+        if not points.shape[0]:
+            return
+        mtype = self._memory_type()
+
+        def transfer() -> None:
+            mspace, fspace = compound.point_spaces(self.dsid, points)
+            self.dsid.write(mspace, fspace, values, mtype=mtype)
+
+        self._guarded_write((points,), transfer)
+
+    def _guarded_write(self, key: Any, transfer: Any) -> None:
+        """Run `transfer` (a write at `key`), keeping the raw-chunk bookkeeping right."""
+        raw = self._raw
+        try:
+            transfer()
+        except OSError as exc:
+            if raw is not None:
+                raw.invalidate()
+            raise HDF5ExtError(f"cannot write to dataset {self.name!r}: {exc}") from exc
+        except BaseException:
+            if raw is not None:
+                raw.invalidate()
+            raise
+        if raw is not None:
+            raw.written_through_pipeline(key)
 
     def resize(self, shape: Shape) -> None:
         """Change the current shape (within ``maxshape``)."""

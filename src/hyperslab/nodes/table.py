@@ -1,0 +1,809 @@
+"""Table: a sequence of records (rows) with named, typed, possibly nested columns.
+
+A table is a 1-D chunked HDF5 dataset of a compound type, with PyTables' attributes
+(FORMAT.md §1).  Rows are read and written as NumPy structured arrays through
+:class:`~hyperslab.nodes.tableio.RecordIO`; appended rows wait in a buffer until they fill
+whole chunks (written raw, compressed in parallel, for Blosc2 tables) or the table is flushed.
+Queries live in :mod:`hyperslab.compute.queries`; the methods here delegate to it.
+"""
+
+from __future__ import annotations
+
+import operator
+from collections.abc import Iterable, Iterator, Sequence
+from typing import TYPE_CHECKING, Any, ClassVar
+
+import numpy as np
+
+from hyperslab._typing import AnyArray, Shape
+from hyperslab.nodes.cols import EnumCol
+from hyperslab.nodes.description import Description, description_from_layout, flat_columns
+from hyperslab.nodes.enum import Enum
+from hyperslab.nodes.leaf import Leaf
+from hyperslab.nodes.tablecols import Cols, Column, column_instances
+from hyperslab.nodes.tableio import RecordIO
+from hyperslab.nodes.tablerow import Row, field_of
+from hyperslab.storage import attributes as raw
+
+if TYPE_CHECKING:
+    from hyperslab.nodes.file import File
+
+
+def _leaf_count(dtype: np.dtype[Any]) -> int:
+    """The number of leaf columns of a structured dtype (FIELD_<j>_FILL attributes)."""
+    fields = dtype.fields
+    if fields is None:
+        return 1
+    return sum(_leaf_count(fields[name][0]) for name in dtype.names or ())
+
+
+def _rows_of(key: Any, nrows: int) -> range:
+    """Rows of a slice ``key`` over a table of ``nrows`` rows (any step)."""
+    return range(*key.indices(nrows))
+
+
+class Table(Leaf):
+    """A table of records (PyTables' ``Table``).
+
+    Create one with :meth:`File.create_table`.  Rows are appended with :meth:`append` or
+    ``table.row``, read with :meth:`read`, indexing, iteration and :attr:`cols`, changed with
+    :meth:`modify_rows`, :meth:`modify_column` and ``table[...] = ...``, and searched with
+    :meth:`where`, :meth:`read_where` and :meth:`get_where_list` (numexpr conditions).
+
+    Examples
+    --------
+    >>> import hyperslab, tempfile, os
+    >>> class Particle(hyperslab.IsDescription):
+    ...     name = hyperslab.StringCol(8)
+    ...     energy = hyperslab.Float64Col()
+    >>> path = os.path.join(tempfile.mkdtemp(), "table.h5")
+    >>> with hyperslab.open_file(path, "w") as f:
+    ...     t = f.create_table("/", "particles", Particle, "some particles")
+    ...     t.append([(b"alpha", 1.5), (b"beta", 3.0), (b"gamma", 0.5)])
+    ...     print(t.nrows, t.read_where("energy > 1", field="name"))
+    3 [b'alpha' b'beta']
+    """
+
+    _c_classid: ClassVar[str] = "TABLE"
+    _c_version: ClassVar[str] = "2.7"
+
+    def __init__(self, file: File, path: str, h5id: Any, class_value: Any = None) -> None:
+        super().__init__(file, path, h5id, class_value)
+        self._description_: Description | None = None
+        self._io_: RecordIO | None = None
+        self._row_: Row | None = None
+        self._cols_: Cols | None = None
+        self._colinstances_: dict[str, Column | Cols] | None = None
+        self._default_: AnyArray | None = None
+        self._buffer: AnyArray | None = None  # appended rows not yet in the file (native)
+        self._buffered = 0
+        self._updating: set[Row] = set()  # iteration rows with unwritten Row.update()s
+
+    # ------------------------------------------------------------------ description
+    @property
+    def _io(self) -> RecordIO:
+        dataset = self._dataset
+        io = self._io_
+        if io is None or io.dataset is not dataset:
+            io = self._io_ = RecordIO(dataset, self._engine)
+        return io
+
+    @property
+    def description(self) -> Description:
+        """The table's :class:`Description` (columns, types, defaults, positions)."""
+        if self._description_ is None:
+            layout = self._dataset.layout
+            if layout is None:
+                raise TypeError(f"the dataset of {self._path} is not of a compound type")
+            self._description_ = description_from_layout(layout, self._field_fills(layout.dtype))
+        return self._description_
+
+    def _field_fills(self, dtype: np.dtype[Any]) -> list[Any] | None:
+        """Column defaults from the FIELD_<j>_FILL attributes, or None without them."""
+        h5id = self._h5id
+        if not raw.has_attribute(h5id, "FIELD_0_FILL"):
+            return None
+        fills: list[Any] = []
+        for j in range(_leaf_count(dtype)):
+            name = f"FIELD_{j}_FILL"
+            fills.append(raw.read_attribute(h5id, name) if raw.has_attribute(h5id, name)
+                         else None)
+        return fills
+
+    @property
+    def dtype(self) -> np.dtype[Any]:
+        """The NumPy dtype of a row (native byte order)."""
+        return self._io.dtype
+
+    @property
+    def colnames(self) -> list[str]:
+        """Names of the top-level columns, in order."""
+        return list(self.description._v_names)
+
+    @property
+    def colpathnames(self) -> list[str]:
+        """Path names of the leaf columns (``'nested/x'``), in order."""
+        return [col._v_pathname for col in flat_columns(self.description)]
+
+    @property
+    def coldtypes(self) -> dict[str, np.dtype[Any]]:
+        """Leaf column path name -> NumPy dtype of one cell."""
+        return {col._v_pathname: col.dtype for col in flat_columns(self.description)}
+
+    @property
+    def coltypes(self) -> dict[str, str]:
+        """Leaf column path name -> PyTables type name (``'int32'``, ``'string'``, ...)."""
+        return {col._v_pathname: col.type for col in flat_columns(self.description)}
+
+    @property
+    def coldflts(self) -> dict[str, Any]:
+        """Leaf column path name -> default value."""
+        return {col._v_pathname: col.dflt for col in flat_columns(self.description)}
+
+    @property
+    def colindexed(self) -> dict[str, bool]:
+        """Leaf column path name -> whether it is indexed (no indexes yet: all False)."""
+        return dict.fromkeys(self.colpathnames, False)
+
+    @property
+    def indexed(self) -> bool:
+        """Whether some column is indexed."""
+        return False
+
+    @property
+    def nrows(self) -> int:
+        """The number of rows, those still in the append buffer included."""
+        return self._io.nrows + self._buffered
+
+    @property
+    def shape(self) -> Shape:
+        """``(nrows,)``."""
+        return (self.nrows,)
+
+    @property
+    def rowsize(self) -> int:
+        """Bytes of one row."""
+        return int(self.dtype.itemsize)
+
+    @property
+    def size_in_memory(self) -> int:
+        """Bytes of all the rows in memory."""
+        return self.nrows * self.rowsize
+
+    @property
+    def extdim(self) -> int:
+        """Tables grow along their only dimension."""
+        return 0
+
+    @property
+    def maindim(self) -> int:
+        """Rows are counted along dimension 0."""
+        return 0
+
+    @property
+    def row(self) -> Row:
+        """The table's :class:`Row`, to append rows (``row['x'] = 1; row.append()``)."""
+        if self._row_ is None:
+            self._row_ = Row(self)
+        return self._row_
+
+    @property
+    def cols(self) -> Cols:
+        """Column accessor: ``table.cols.x[:]``, ``table.cols._f_col('nested/x')``."""
+        if self._cols_ is None:
+            self._cols_ = Cols(self, self.description)
+        return self._cols_
+
+    @property
+    def colinstances(self) -> dict[str, Column | Cols]:
+        """Column path name -> :class:`Column` (or :class:`Cols` for nested groups)."""
+        if self._colinstances_ is None:
+            self._colinstances_ = column_instances(self.cols)
+        return self._colinstances_
+
+    def get_enum(self, colname: str) -> Enum:
+        """The :class:`Enum` of enumerated column ``colname``.
+
+        Raises
+        ------
+        KeyError
+            If no column has that path name.
+        TypeError
+            If the column is not enumerated.
+        """
+        col = next((c for c in flat_columns(self.description) if c._v_pathname == colname),
+                   None)
+        if col is None:
+            raise KeyError(f"table {self._path} has no column {colname!r}")
+        if not isinstance(col, EnumCol):
+            raise TypeError(f"column ``{colname}`` of table ``{self._path}`` is not of an "
+                            f"enumerated type")
+        return col.enum
+
+    def col(self, name: str) -> AnyArray:
+        """Read column ``name`` (a path name for nested ones) whole."""
+        return self.read(field=name)
+
+    def _default_record(self) -> AnyArray:
+        """A 0-d native record holding every column's default (a fresh copy)."""
+        if self._default_ is None:
+            default = np.zeros((), dtype=self.dtype)
+            for col in flat_columns(self.description):
+                field_of(default, col._v_pathname)[...] = col.dflt
+            self._default_ = default
+        return self._default_.copy()
+
+    def _check_writable_table(self) -> None:
+        self._file._check_writable()
+
+    # ------------------------------------------------------------------ appending
+    def append(self, rows: Any) -> None:
+        """Append ``rows``: a structured array, a list of tuples, or anything NumPy converts.
+
+        Parameters
+        ----------
+        rows : array_like
+            One row (a tuple) or a sequence of rows compatible with the table's description
+            (fields by position; nested columns as nested tuples).
+
+        Raises
+        ------
+        ValueError
+            If ``rows`` cannot be converted to the table's row type.  Nothing is written.
+        """
+        self._check_writable_table()
+        records = self._as_records(rows)
+        if len(records):
+            self._append_records(records)
+
+    def _as_records(self, rows: Any) -> AnyArray:
+        dtype = self.dtype
+        try:
+            if isinstance(rows, np.ndarray) and rows.dtype.names is not None:
+                records = rows.astype(dtype, copy=False) if rows.dtype != dtype else rows
+            else:
+                records = np.asarray(rows, dtype=dtype)
+        except (ValueError, TypeError) as exc:
+            raise ValueError(
+                f"rows {rows!r:.100} cannot be converted to the row type of {self._path} "
+                f"({dtype}): {exc}"
+            ) from exc
+        if records.ndim == 0:
+            records = records.reshape(1)
+        if records.ndim != 1:
+            raise ValueError(
+                f"rows for {self._path} must be one-dimensional, got shape {records.shape}"
+            )
+        return records
+
+    def _append_records(self, records: AnyArray) -> None:
+        """Append native ``records``: whole chunks go to the file now, the rest waits."""
+        if self._buffered:
+            assert self._buffer is not None
+            records = np.concatenate([self._buffer[: self._buffered], records])
+            self._buffered = 0
+        self._store(records, final=not self._io._fast)
+
+    def _buffer_record(self, record: AnyArray) -> None:
+        """Add one native 0-d record to the append buffer (Row.append)."""
+        buffer = self._buffer
+        if buffer is None:
+            buffer = self._buffer = np.empty(self._io.chunkrows, dtype=self.dtype)
+        buffer[self._buffered] = record
+        self._buffered += 1
+        self._file._unflushed.add(self)
+        if self._buffered == len(buffer):
+            records = buffer[: self._buffered].copy()
+            self._buffered = 0
+            self._store(records, final=False)
+
+    def _store(self, records: AnyArray, *, final: bool) -> None:
+        """Write ``records`` after the last stored row; unless ``final``, only up to the
+        last chunk boundary they reach, keeping the rest in the append buffer."""
+        io = self._io
+        stored = io.nrows
+        count = len(records)
+        if not final:
+            boundary = (stored + count) // io.chunkrows * io.chunkrows
+            count = max(0, boundary - stored)
+        if count:
+            io.resize(stored + count)
+            try:
+                io.write_span(stored, records[:count])
+            except BaseException:
+                io.resize(stored)
+                raise
+            self._write_nrows()
+        rest = records[count:]
+        if len(rest):
+            if self._buffer is None or len(self._buffer) < len(rest):
+                self._buffer = np.empty(max(len(rest), io.chunkrows), dtype=self.dtype)
+            self._buffer[: len(rest)] = rest
+            self._buffered = len(rest)
+            self._file._unflushed.add(self)
+        else:
+            self._file._unflushed.discard(self)
+
+    def _write_nrows(self) -> None:
+        if self._file._options.pytables_sys_attrs:
+            raw.write_int_attribute(self._h5id, "NROWS", self._io.nrows, "int64")
+
+    def _row_updated(self, row: Row) -> None:
+        """Note that ``row`` holds changes to write (on flush at the latest)."""
+        self._updating.add(row)
+        self._file._unflushed.add(self)
+
+    def _flush_rows(self) -> None:
+        """Write the buffered rows (appends and row updates) to the file."""
+        for row in list(self._updating):
+            row._flush_updates()
+        if self._buffered:
+            assert self._buffer is not None
+            records = self._buffer[: self._buffered].copy()
+            self._buffered = 0
+            self._store(records, final=True)
+        self._file._unflushed.discard(self)
+
+    def flush(self) -> None:
+        """Write buffered rows and HDF5's buffers to the file."""
+        if self._isopen and self._file.mode != "r":
+            self._flush_rows()
+            self._dataset.flush()
+
+    # ------------------------------------------------------------------ reading
+    def _ready(self) -> RecordIO:
+        """The record I/O, after any buffered appends are in the file."""
+        if self._buffered or self._updating:
+            self._flush_rows()
+        return self._io
+
+    def _field(self, records: AnyArray, field: str | None) -> AnyArray:
+        if field is None:
+            return records
+        return np.ascontiguousarray(field_of(records, field))
+
+    def read(  # type: ignore[override]  # PyTables' order: field comes before out
+        self,
+        start: int | None = None,
+        stop: int | None = None,
+        step: int | None = None,
+        field: str | None = None,
+        out: AnyArray | None = None,
+    ) -> Any:
+        """Read rows ``start:stop:step`` (slice semantics; any step but 0).
+
+        Parameters
+        ----------
+        start, stop, step : int, optional
+            The rows, as a Python slice.
+        field : str, optional
+            Read only this column (``'nested/x'`` for nested ones).
+        out : numpy.ndarray, optional
+            A C-contiguous array of the result's dtype and length to read into.
+
+        Returns
+        -------
+        numpy.ndarray
+            A structured array of rows, or the column ``field``.
+
+        Raises
+        ------
+        KeyError
+            If ``field`` names no column.
+        ValueError
+            If ``out`` does not fit the result.
+        """
+        io = self._ready()
+        rows = _rows_of(slice(start, stop, step), io.nrows)
+        if field is not None:
+            field_of(np.zeros(0, self.dtype), field)  # check the name before reading
+        if out is not None and field is None and rows.step == 1:
+            self._check_out(out, len(rows), self.dtype)
+            return io.read_span(rows.start, rows.stop, out) if len(rows) else out
+        data = self._field(io.read_rows(rows.start, rows.stop, rows.step), field)
+        if out is not None:
+            self._check_out(out, len(data), data.dtype, data.shape)
+            out[...] = data
+            return out
+        return self._flavored(data)
+
+    @staticmethod
+    def _check_out(
+        out: AnyArray, nrows: int, dtype: np.dtype[Any], shape: Shape | None = None
+    ) -> None:
+        expected = shape if shape is not None else (nrows,)
+        if not isinstance(out, np.ndarray) or not out.flags.c_contiguous:
+            raise ValueError("output array must be a C-contiguous NumPy array")
+        if out.shape != expected or out.dtype != dtype:
+            raise ValueError(
+                f"output array of shape {out.shape} and dtype {out.dtype} does not fit the "
+                f"result of shape {expected} and dtype {dtype}"
+            )
+
+    def _coords(self, coords: Any, nrows: int) -> AnyArray:
+        """``coords`` (ints, negative from the end, or a boolean mask) as int64 rows."""
+        array = np.asarray(coords)
+        if array.dtype == np.bool_:
+            if array.shape != (nrows,):
+                raise IndexError(
+                    f"a boolean mask for {self._path} must have {nrows} elements, not "
+                    f"{array.shape}"
+                )
+            return np.flatnonzero(array)
+        if array.size == 0:
+            return np.zeros(0, dtype=np.int64)
+        if array.dtype.kind not in "iu":
+            raise TypeError(f"row coordinates must be integers, not {array.dtype}: {coords!r:.80}")
+        result = array.astype(np.int64).reshape(-1)
+        result = np.where(result < 0, result + nrows, result)
+        bad = (result < 0) | (result >= nrows)
+        if bad.any():
+            raise IndexError(
+                f"row coordinate {array.reshape(-1)[np.argmax(bad)]} is out of range for "
+                f"{self._path} with {nrows} rows"
+            )
+        return result
+
+    def read_coordinates(self, coords: Any, field: str | None = None) -> AnyArray:
+        """Read the rows at ``coords`` (ints in any order, or a boolean mask)."""
+        io = self._ready()
+        return self._flavored(self._field(io.read_points(self._coords(coords, io.nrows)),
+                                          field))
+
+    def __getitem__(self, key: Any) -> Any:
+        """Rows by int (a record), slice (any step), int array or boolean mask."""
+        io = self._ready()
+        nrows = io.nrows
+        if isinstance(key, (int, np.integer)):
+            index = operator.index(key)
+            if not -nrows <= index < nrows:
+                raise IndexError(f"index {index} out of range for {self._path} "
+                                 f"with {nrows} rows")
+            index %= nrows
+            return io.read_span(index, index + 1)[0]
+        if isinstance(key, slice):
+            rows = _rows_of(key, nrows)
+            return self._flavored(io.read_rows(rows.start, rows.stop, rows.step))
+        if isinstance(key, (list, np.ndarray)):
+            return self.read_coordinates(key)
+        raise TypeError(f"invalid index or slice for a table: {key!r:.80}")
+
+    # ------------------------------------------------------------------ iterating
+    def _iter_blocks(
+        self, start: int | None, stop: int | None, step: int | None,
+        fields: Sequence[str] | None = None,
+    ) -> Iterator[tuple[int, AnyArray]]:
+        """Stream rows ``start:stop:step`` in chunk-aligned blocks of native records.
+
+        Yields ``(first, records)``: the number of the first row and the rows of the block.
+        """
+        io = self._ready()
+        rows = _rows_of(slice(start, stop, step), io.nrows)
+        return io.blocks(rows.start, rows.stop, rows.step)
+
+    def _rows_at(self, blocks: Iterable[tuple[Any, AnyArray]], step: int = 1) -> Iterator[Row]:
+        """A new row positioned at each record of ``blocks`` in turn."""
+        return Row(self)._iterate(blocks, step)
+
+    def iterrows(
+        self, start: int | None = None, stop: int | None = None, step: int | None = None
+    ) -> Iterator[Row]:
+        """Iterate over rows ``start:stop:step``, reading them in chunk-sized blocks.
+
+        The yielded :class:`Row` is the same object each time, pointing at the current row.
+        """
+        io = self._ready()
+        rows = _rows_of(slice(start, stop, step), io.nrows)
+        return self._rows_at(io.blocks(rows.start, rows.stop, rows.step), rows.step)
+
+    def __iter__(self) -> Iterator[Row]:
+        return self.iterrows()
+
+    def itersequence(self, sequence: Any) -> Iterator[Row]:
+        """Iterate over the rows at the coordinates in ``sequence`` (in its order)."""
+        io = self._ready()
+        coords = self._coords(sequence, io.nrows)
+
+        def blocks() -> Iterator[tuple[AnyArray, AnyArray]]:
+            step = io.block_rows
+            for begin in range(0, len(coords), step):
+                part = coords[begin : begin + step]
+                yield part, io.read_points(part)
+
+        return self._rows_at(blocks())
+
+    # ------------------------------------------------------------------ changing rows
+    def _check_range_write(self, start: int | None, stop: int | None, step: int | None,
+                           count: int) -> range:
+        """PyTables' range rules for modify_*: non-negative start and a step >= 1."""
+        begin = 0 if start is None else operator.index(start)
+        if begin < 0:
+            raise ValueError(f"'start' must have a positive value, not {begin}")
+        stride = 1 if step is None else operator.index(step)
+        if stride < 1:
+            raise ValueError(f"'step' must have a value greater or equal than 1, not {stride}")
+        end = begin + (count - 1) * stride + 1 if stop is None else operator.index(stop)
+        rows = range(*slice(begin, end, stride).indices(self.nrows))
+        if end > self.nrows:
+            raise IndexError(
+                f"this modification (rows up to {end}) would exceed the length of "
+                f"{self._path} ({self.nrows} rows); giving up"
+            )
+        if len(rows) != count:
+            raise ValueError(
+                f"the value has {count} rows but the range {begin}:{end}:{stride} of "
+                f"{self._path} selects {len(rows)}"
+            )
+        return rows
+
+    def _update_rows(self, rows: range, apply: Any) -> None:
+        """Read the rows spanning ``rows``, let ``apply(selected)`` change them, write back."""
+        if len(rows) == 0:
+            return
+        io = self._ready()
+        lo, hi = rows[0], rows[-1] + 1
+        span = io.read_span(lo, hi)
+        view = span[:: rows.step]
+        apply(view)
+        io.write_span(lo, span)
+
+    def modify_rows(
+        self, start: int | None = None, stop: int | None = None, step: int | None = None,
+        rows: Any = None,
+    ) -> int:
+        """Replace rows ``start:stop:step`` with ``rows``; return how many were changed.
+
+        Raises
+        ------
+        ValueError
+            If ``rows`` does not fit the range or the row type.
+        IndexError
+            If the range goes past the end of the table.
+        """
+        self._check_writable_table()
+        if rows is None:
+            return 0
+        records = self._as_records(rows)
+        selected = self._check_range_write(start, stop, step, len(records))
+
+        def apply(view: AnyArray) -> None:
+            view[...] = records
+
+        self._update_rows(selected, apply)
+        return len(records)
+
+    def modify_column(
+        self, start: int | None = None, stop: int | None = None, step: int | None = None,
+        column: Any = None, colname: str | None = None,
+    ) -> int:
+        """Replace the values of column ``colname`` in rows ``start:stop:step``.
+
+        Raises
+        ------
+        TypeError
+            If ``colname`` is not a string.
+        KeyError
+            If it names no column.
+        """
+        if not isinstance(colname, str):
+            raise TypeError(f"the argument colname must be a string, not {colname!r}")
+        return self.modify_columns(start, stop, step, [column], [colname])
+
+    def modify_columns(
+        self, start: int | None = None, stop: int | None = None, step: int | None = None,
+        columns: Any = None, names: Sequence[str] | None = None,
+    ) -> int:
+        """Replace the values of the columns ``names`` in rows ``start:stop:step``.
+
+        ``columns`` is a sequence of column values (one per name) or a structured array
+        with those fields.
+        """
+        self._check_writable_table()
+        if columns is None:
+            return 0
+        if names is None:
+            raise TypeError("modify_columns needs the column names (names=...)")
+        names = list(names)
+        template = np.zeros(0, self.dtype)
+        if isinstance(columns, np.ndarray) and columns.dtype.names is not None:
+            values = [columns[name] for name in columns.dtype.names]
+        else:
+            values = list(columns)
+        if len(values) != len(names):
+            raise ValueError(f"{len(values)} columns given for {len(names)} names {names}")
+        arrays = []
+        for name, value in zip(names, values, strict=True):
+            cell = field_of(template, name).dtype
+            base, shape = cell.subdtype if cell.subdtype is not None else (cell, ())
+            try:
+                array = np.asarray(value, dtype=base)
+            except (ValueError, TypeError) as exc:
+                raise ValueError(f"values for column {name!r} cannot be converted to "
+                                 f"{cell}: {exc}") from exc
+            if array.ndim == len(shape):
+                array = array.reshape((1, *array.shape))
+            arrays.append(array)
+        count = len(arrays[0]) if arrays else 0
+        selected = self._check_range_write(start, stop, step, count)
+
+        def apply(view: AnyArray) -> None:
+            for name, array in zip(names, arrays, strict=True):
+                field_of(view, name)[...] = array
+
+        self._update_rows(selected, apply)
+        return count
+
+    def _write_coordinates(self, coords: AnyArray, records: AnyArray) -> None:
+        """Write native ``records`` at rows ``coords``."""
+        self._ready().write_points(coords, records)
+
+    def modify_coordinates(self, coords: Any, rows: Any) -> int:
+        """Replace the rows at ``coords`` with ``rows``; return how many were changed."""
+        self._check_writable_table()
+        io = self._ready()
+        points = self._coords(coords, io.nrows)
+        records = self._as_records(rows)
+        if len(records) == 1 and len(points) != 1:
+            records = np.repeat(records, len(points))
+        if len(records) != len(points):
+            raise ValueError(f"{len(records)} rows given for {len(points)} coordinates")
+        io.write_points(points, records)
+        return len(points)
+
+    def __setitem__(self, key: Any, value: Any) -> None:
+        """Replace rows: by int, slice (step >= 1), int array or boolean mask."""
+        self._check_writable_table()
+        nrows = self.nrows
+        if isinstance(key, (int, np.integer)):
+            index = operator.index(key)
+            if not -nrows <= index < nrows:
+                raise IndexError(f"index {index} out of range for {self._path} "
+                                 f"with {nrows} rows")
+            self.modify_rows(index % nrows, index % nrows + 1, 1, [value]
+                             if not isinstance(value, np.ndarray) or value.ndim == 0
+                             else value)
+            return
+        if isinstance(key, slice):
+            rows = _rows_of(key, nrows)
+            if rows.step < 0:
+                rows = rows[::-1]
+                value = self._as_records(value)[::-1]
+            self.modify_rows(rows.start, rows.stop, rows.step, value)
+            return
+        if isinstance(key, (list, np.ndarray)):
+            self.modify_coordinates(key, value)
+            return
+        raise TypeError(f"invalid index or slice for a table: {key!r:.80}")
+
+    def remove_rows(
+        self, start: int | None = None, stop: int | None = None, step: int | None = None
+    ) -> int:
+        """Remove rows ``start:stop:step`` (slice semantics, step >= 1); return how many.
+
+        The rows after them move up; this rewrites the rest of the table.
+        """
+        self._check_writable_table()
+        io = self._ready()
+        nrows = io.nrows
+        if step is not None and step < 0:
+            raise ValueError(f"slice step cannot be negative: {step}")
+        rows = _rows_of(slice(start, stop, step), nrows)
+        if len(rows) == 0:
+            return 0
+        first = rows[0]
+        write_at = first
+        # Stream the rows kept after the first removed one towards the front.
+        for begin in range(first, nrows, io.block_rows):
+            end = min(nrows, begin + io.block_rows)
+            span = io.read_span(begin, end)
+            index = np.arange(begin, end)
+            removed = (index >= rows.start) & (index < rows.stop) & (
+                (index - rows.start) % rows.step == 0)
+            kept = span[~removed]
+            io.write_span(write_at, kept)
+            write_at += len(kept)
+        io.resize(write_at)
+        self._write_nrows()
+        return nrows - write_at
+
+    def remove_row(self, n: int) -> None:
+        """Remove row ``n`` (negative counts from the end)."""
+        nrows = self.nrows
+        index = operator.index(n)
+        if not -nrows <= index < nrows:
+            raise IndexError(f"row {index} out of range for {self._path} with {nrows} rows")
+        self.remove_rows(index % nrows, index % nrows + 1)
+
+    def truncate(self, size: int | Sequence[int]) -> None:
+        """Shrink or grow the table to ``size`` rows; new rows hold the column defaults."""
+        self._check_writable_table()
+        if not isinstance(size, (int, np.integer)):
+            values = list(size)
+            if len(values) != 1:
+                raise ValueError(f"truncate takes a number of rows, not {size!r}")
+            size = values[0]
+        rows = operator.index(size)
+        if rows < 0:
+            raise ValueError(f"truncate size must be non-negative, not {rows}")
+        io = self._ready()
+        old = io.nrows
+        if rows <= old:
+            io.resize(rows)
+        else:
+            default = self._default_record()
+            for begin in range(old, rows, io.block_rows):
+                count = min(io.block_rows, rows - begin)
+                self._store(np.full(count, default, dtype=self.dtype), final=True)
+        self._write_nrows()
+
+    # ------------------------------------------------------------------ queries
+    def where(
+        self, condition: str, condvars: dict[str, Any] | None = None,
+        start: int | None = None, stop: int | None = None, step: int | None = None,
+    ) -> Iterator[Row]:
+        """Iterate over the rows that fulfil ``condition`` (an in-kernel numexpr query).
+
+        Variables of the condition are column names, names in ``condvars`` or, when it is
+        None, variables of the calling frame.  Errors in the condition are raised here,
+        before any row is produced.
+
+        Examples
+        --------
+        ``[row['col2'] for row in table.where('(col1 > 0) & (col3 < lim)')]``
+        """
+        from hyperslab.compute import queries
+
+        return queries.where(self, condition, condvars, start, stop, step, depth=1)
+
+    def read_where(
+        self, condition: str, condvars: dict[str, Any] | None = None,
+        field: str | None = None, start: int | None = None, stop: int | None = None,
+        step: int | None = None,
+    ) -> AnyArray:
+        """The rows (or column ``field``) that fulfil ``condition``, as an array."""
+        from hyperslab.compute import queries
+
+        return queries.read_where(self, condition, condvars, field, start, stop, step, depth=1)
+
+    def get_where_list(
+        self, condition: str, condvars: dict[str, Any] | None = None, sort: bool = False,
+        start: int | None = None, stop: int | None = None, step: int | None = None,
+    ) -> AnyArray:
+        """The coordinates (int64) of the rows that fulfil ``condition``."""
+        from hyperslab.compute import queries
+
+        return queries.get_where_list(self, condition, condvars, sort, start, stop, step,
+                                      depth=1)
+
+    def append_where(
+        self, dstTable: Table, condition: str,  # PyTables' name
+        condvars: dict[str, Any] | None = None, start: int | None = None,
+        stop: int | None = None, step: int | None = None,
+    ) -> int:
+        """Append the rows that fulfil ``condition`` to ``dstTable``; return how many."""
+        from hyperslab.compute import queries
+
+        return queries.append_where(self, dstTable, condition, condvars, start, stop, step,
+                                    depth=1)
+
+    def will_query_use_indexing(
+        self, condition: str, condvars: dict[str, Any] | None = None
+    ) -> frozenset[str]:
+        """The indexed columns a query would use (none until indexes exist)."""
+        from hyperslab.compute import queries
+
+        return queries.will_query_use_indexing(self, condition, condvars, depth=1)
+
+    # ------------------------------------------------------------------ reprs
+    def __repr__(self) -> str:
+        if not self.isopen:
+            return super().__repr__()
+        return "\n".join([
+            str(self),
+            f"  description := {self.description!r}",
+            f"  byteorder := {self.byteorder!r}",
+            f"  chunkshape := {self.chunkshape!r}",
+        ])
+
+
+__all__ = ["Table"]

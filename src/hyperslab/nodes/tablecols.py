@@ -1,0 +1,230 @@
+"""Column access of tables: ``table.cols`` (:class:`Cols`) and :class:`Column`."""
+
+from __future__ import annotations
+
+import operator
+from collections.abc import Iterator
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from hyperslab._typing import AnyArray, Shape
+from hyperslab.nodes.description import Description
+from hyperslab.nodes.tablerow import field_of
+
+if TYPE_CHECKING:
+    from hyperslab.nodes.cols import Col
+    from hyperslab.nodes.table import Table
+
+
+class Column:
+    """One leaf column of a table: read and write its values like an array.
+
+    Examples
+    --------
+    ``table.cols.energy[:10]``, ``table.cols._f_col('info/x')[mask] = 0``.
+    """
+
+    def __init__(self, table: Table, col: Col, descr: Description) -> None:
+        self.table = table
+        self.pathname: str = col._v_pathname
+        self.name: str = col._v_name
+        self.descr = descr
+        self._col = col
+
+    @property
+    def dtype(self) -> np.dtype[Any]:
+        """NumPy dtype of one cell (with its shape for multidimensional cells)."""
+        return self._col.dtype
+
+    @property
+    def type(self) -> str:
+        """PyTables type name of the column (``'int32'``, ``'string'``, ``'enum'``...)."""
+        return str(self._col.type)
+
+    @property
+    def shape(self) -> Shape:
+        """``(nrows,)`` followed by the shape of a cell."""
+        return (self.table.nrows, *self._col.shape)
+
+    @property
+    def maindim(self) -> int:
+        """Rows are along dimension 0."""
+        return 0
+
+    @property
+    def index(self) -> None:
+        """The column's index (None: indexes do not exist yet)."""
+        return None
+
+    @property
+    def is_indexed(self) -> bool:
+        """Whether the column is indexed."""
+        return False
+
+    @property
+    def _table_file(self) -> Any:
+        return self.table._file
+
+    @property
+    def _table_path(self) -> str:
+        return self.table._path
+
+    def __len__(self) -> int:
+        return self.table.nrows
+
+    def __getitem__(self, key: Any) -> Any:
+        """Values by int, slice (any step), int array or boolean mask."""
+        table = self.table
+        if isinstance(key, (int, np.integer)):
+            nrows = table.nrows
+            index = operator.index(key)
+            if not -nrows <= index < nrows:
+                raise IndexError(f"index {index} out of range for column {self.pathname!r} "
+                                 f"of {table._path} with {nrows} rows")
+            value = table.read(index % nrows, index % nrows + 1, field=self.pathname)[0]
+            return value
+        if isinstance(key, slice):
+            return table.read(key.start, key.stop, key.step, field=self.pathname)
+        if isinstance(key, (list, np.ndarray)):
+            return table.read_coordinates(key, field=self.pathname)
+        raise TypeError(f"invalid index or slice for a column: {key!r:.80}")
+
+    def __setitem__(self, key: Any, value: Any) -> None:
+        """Set values by int, slice (step >= 1), int array or boolean mask."""
+        table = self.table
+        if isinstance(key, (int, np.integer)):
+            nrows = table.nrows
+            index = operator.index(key)
+            if not -nrows <= index < nrows:
+                raise IndexError(f"index {index} out of range for column {self.pathname!r} "
+                                 f"of {table._path} with {nrows} rows")
+            table.modify_column(index % nrows, index % nrows + 1, 1, [value], self.pathname)
+            return
+        if isinstance(key, slice):
+            rows = range(*key.indices(table.nrows))
+            if rows.step < 0:
+                rows = rows[::-1]
+                value = np.asarray(value)[::-1]
+            table.modify_column(rows.start, rows.stop, rows.step,
+                                self._values_for(value, len(rows)), self.pathname)
+            return
+        if isinstance(key, (list, np.ndarray)):
+            table._check_writable_table()
+            coords = table._coords(key, table.nrows)
+            records = table.read_coordinates(coords)
+            field_of(records, self.pathname)[...] = value
+            table._write_coordinates(coords, records)
+            return
+        raise TypeError(f"invalid index or slice for a column: {key!r:.80}")
+
+    def _values_for(self, value: Any, count: int) -> AnyArray:
+        """``value`` broadcast to ``count`` cells of this column."""
+        cell = self._col.dtype
+        base, shape = cell.subdtype if cell.subdtype is not None else (cell, ())
+        array = np.asarray(value, dtype=base)
+        return np.broadcast_to(array, (count, *shape))
+
+    def __iter__(self) -> Iterator[Any]:
+        """Iterate over the values, reading the table in blocks."""
+        for _first, block in self.table._iter_blocks(None, None, None, [self.pathname]):
+            yield from field_of(block, self.pathname)
+
+    def __repr__(self) -> str:
+        return (f"{self.table._path}.cols.{self.pathname.replace('/', '.')} "
+                f"(Column({self.table.nrows},), {self.dtype.base}, idx=None)")
+
+    def __str__(self) -> str:
+        return (f"{self.table._path}.cols.{self.pathname.replace('/', '.')} "
+                f"(Column({self.table.nrows},), {self.dtype.base}, idx=None)")
+
+
+class Cols:
+    """The columns of a table, or of a nested column (``table.cols``, ``table.cols.info``).
+
+    Columns are attributes (natural naming) and also reachable by path with
+    :meth:`_f_col`.  Indexing reads rows restricted to these columns.
+    """
+
+    def __init__(self, table: Table, descr: Description) -> None:
+        self._v_table = table
+        self._v_desc = descr
+        self._children: dict[str, Column | Cols] = {}
+        for name in descr._v_names:
+            child = descr._v_colobjects[name]
+            if isinstance(child, Description):
+                self._children[name] = Cols(table, child)
+            else:
+                self._children[name] = Column(table, child, descr)
+
+    @property
+    def _v_colnames(self) -> list[str]:
+        """Names of the columns at this level."""
+        return list(self._v_desc._v_names)
+
+    @property
+    def _v_colpathnames(self) -> list[str]:
+        """Path names of the leaf columns below this level."""
+        return [col._v_pathname for col in self._v_desc._f_walk("Col")]
+
+    def _f_col(self, colname: str) -> Column | Cols:
+        """The column (or nested group of columns) at path ``colname`` (``'info/x'``).
+
+        Raises
+        ------
+        KeyError
+            If no column has that path.
+        """
+        node: Column | Cols = self
+        for part in colname.split("/"):
+            if not isinstance(node, Cols) or part not in node._children:
+                raise KeyError(f"table {self._v_table._path} has no column {colname!r}")
+            node = node._children[part]
+        return node
+
+    def __getattr__(self, name: str) -> Column | Cols:
+        children = self.__dict__.get("_children", {})
+        if name in children:
+            return children[name]
+        raise AttributeError(f"table {self._v_table._path} has no column {name!r}")
+
+    def __dir__(self) -> list[str]:
+        return sorted(set(super().__dir__()) | set(self._children))
+
+    def __len__(self) -> int:
+        return self._v_table.nrows
+
+    def __getitem__(self, key: Any) -> Any:
+        """Rows (by int, slice, int array or mask) restricted to these columns."""
+        records = self._v_table[key]
+        path = self._v_desc._v_pathname
+        return field_of(records, path) if path else records
+
+    def __repr__(self) -> str:
+        table = self._v_table
+        path = self._v_desc._v_pathname
+        where = f"{table._path}.cols" + (f".{path.replace('/', '.')}" if path else "")
+        lines = [f"{where} (Cols), {len(self._children)} columns"]
+        for name, child in self._children.items():
+            if isinstance(child, Cols):
+                lines.append(f"  {name} (Cols(), Description)")
+            else:
+                lines.append(f"  {name} (Column({table.nrows},), {child.dtype.base})")
+        return "\n".join(lines)
+
+    __str__ = __repr__
+
+
+def column_instances(cols: Cols) -> dict[str, Column | Cols]:
+    """Every column and nested group below ``cols``, by path name."""
+    found: dict[str, Column | Cols] = {}
+    for child in cols._children.values():
+        if isinstance(child, Cols):
+            found[child._v_desc._v_pathname] = child
+            found.update(column_instances(child))
+        else:
+            found[child.pathname] = child
+    return found
+
+
+__all__ = ["Cols", "Column", "column_instances"]

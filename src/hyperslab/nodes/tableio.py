@@ -1,0 +1,213 @@
+"""Reading and writing the records of a table's dataset, in the file's layout or natively.
+
+:class:`RecordIO` is the only place that moves table rows between the file and NumPy.  Rows
+travel as structured arrays: in the file's layout (its byte order and offsets) inside this
+module, in native byte order outside.  Spans of Blosc2 tables go through the chunk engine
+(raw chunks, parallel decompression, whole chunks compressed in parallel and written raw);
+everything else through HDF5 with the file's own type as memory type (a plain copy).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import numpy as np
+
+from hyperslab._typing import AnyArray
+from hyperslab.chunked.access import write_selection
+from hyperslab.chunked.engine import ChunkEngine, RawKind
+from hyperslab.nodes.tablerow import field_of
+from hyperslab.storage.compound import decode_time64, encode_time64
+from hyperslab.storage.datasets import Dataset
+
+BLOCK_BYTES = 2 << 20
+"""Bytes of rows read at a time when streaming a table (whole chunks, at least one)."""
+
+
+def _empty(dtype: np.dtype[Any]) -> AnyArray:
+    return np.empty(0, dtype=dtype)
+
+
+class RecordIO:
+    """Row I/O of one table dataset.
+
+    Parameters
+    ----------
+    dataset : Dataset
+        The table's 1-D compound dataset.
+    engine : ChunkEngine
+        Its chunk engine.
+    """
+
+    def __init__(self, dataset: Dataset, engine: ChunkEngine) -> None:
+        self.dataset = dataset
+        self.engine = engine
+        self.file_dtype: np.dtype[Any] = dataset.dtype
+        self.dtype: np.dtype[Any] = (
+            self.file_dtype if self.file_dtype.isnative else self.file_dtype.newbyteorder("=")
+        )
+        chunks = dataset.chunks
+        self.chunkrows = int(chunks[0]) if chunks else max(1, BLOCK_BYTES // self.dtype.itemsize)
+        self.block_rows = max(1, BLOCK_BYTES // max(1, self.dtype.itemsize))
+        self.block_rows = max(self.chunkrows, self.block_rows // self.chunkrows * self.chunkrows)
+        self._fast = engine.kind is RawKind.BLOSC2
+        # PyTables stores Time64 cells as seconds/microseconds words, not as float64.
+        layout = dataset.layout
+        empty = np.zeros(0, self.file_dtype)
+        self._time64 = [] if layout is None else sorted(
+            path for path in layout.time_fields if field_of(empty, path).dtype.base.itemsize == 8
+        )
+
+    @property
+    def nrows(self) -> int:
+        """Rows stored in the dataset."""
+        return int(self.dataset.shape[0])
+
+    def native(self, records: AnyArray) -> AnyArray:
+        """Rows just read (in the file's layout, a buffer of ours) as native values.
+
+        The array itself is returned when it already is native (Time64 cells are decoded
+        in place).
+        """
+        if records.dtype != self.dtype:
+            records = records.astype(self.dtype)
+        for path in self._time64:
+            column = field_of(records, path)
+            column[...] = decode_time64(column)
+        return records
+
+    def to_file(self, records: AnyArray) -> AnyArray:
+        """``records`` as a C-contiguous array in the file's layout (a copy when values
+        must be encoded, so the caller's array is never changed)."""
+        if not self._time64:
+            return np.ascontiguousarray(records, dtype=self.file_dtype)
+        data = np.array(records, dtype=self.file_dtype)
+        for path in self._time64:
+            column = field_of(data, path)
+            column[...] = encode_time64(column, column.dtype.base)
+        return data
+
+    # ------------------------------------------------------------------ reading
+    def read_span(self, start: int, stop: int, out: AnyArray | None = None) -> AnyArray:
+        """Rows ``start:stop`` (step 1, within the dataset), in native order.
+
+        ``out``, when given, is a C-contiguous native array of ``stop - start`` rows that the
+        rows are read into (returned).
+        """
+        count = stop - start
+        if count <= 0:
+            return _empty(self.dtype) if out is None else out
+        target = out if out is not None and self.dtype == self.file_dtype else None
+        box = ((start, stop),)
+        if self._fast and self.engine.serves_read(box):
+            data = self.engine.read_box(box, target)
+        else:
+            data = self.dataset.read_rows(start, count, 1, target)
+        if out is not None and data is not out:
+            out[...] = self.native(data)
+            return out
+        return self.native(data)
+
+    def read_rows(self, start: int, stop: int, step: int) -> AnyArray:
+        """Rows of ``range(start, stop, step)`` (normalized, any step but 0), native."""
+        rows = range(start, stop, step)
+        if len(rows) == 0:
+            return _empty(self.dtype)
+        if step < 0:
+            return self.read_rows(rows[-1], rows[0] + 1, -step)[::-1].copy()
+        if step == 1:
+            return self.read_span(start, rows[-1] + 1)
+        if self._fast or step < self.chunkrows:
+            out = np.empty(len(rows), dtype=self.dtype)
+            filled = 0
+            for _first, block in self.blocks(start, rows[-1] + 1, step):
+                out[filled : filled + len(block)] = block
+                filled += len(block)
+            return out
+        return self.native(self.dataset.read_rows(start, len(rows), step))
+
+    def blocks(self, start: int, stop: int, step: int = 1) -> Iterator[tuple[int, AnyArray]]:
+        """Stream rows of ``range(start, stop, step)`` in chunk-aligned blocks.
+
+        Yields ``(first, records)``: the number of the first row of the block and the rows
+        (native order, every ``step``-th).  Each block is a fresh array.
+        """
+        rows = range(start, stop, step)
+        if len(rows) == 0:
+            return
+        if step < 0:
+            for first, block in self._forward_blocks(rows[-1], rows[0] + 1, -step, reverse=True):
+                yield first + (len(block) - 1) * -step, block[::-1]
+            return
+        yield from self._forward_blocks(start, stop, step, reverse=False)
+
+    def _forward_blocks(
+        self, start: int, stop: int, step: int, *, reverse: bool
+    ) -> Iterator[tuple[int, AnyArray]]:
+        block = self.block_rows
+        first_block = start // block
+        last_block = (stop - 1) // block
+        order = range(last_block, first_block - 1, -1) if reverse else range(
+            first_block, last_block + 1)
+        for index in order:
+            lo = max(start, index * block)
+            hi = min(stop, (index + 1) * block)
+            # The first selected row at or after lo.
+            lo += (start - lo) % step
+            if lo >= hi:
+                continue
+            span = self.read_span(lo, hi)
+            yield lo, span if step == 1 else span[::step]
+
+    def read_points(self, coords: AnyArray) -> AnyArray:
+        """Rows at ``coords`` (int64, within the dataset, any order, repeats allowed)."""
+        if len(coords) == 0:
+            return _empty(self.dtype)
+        unique, inverse = np.unique(coords, return_inverse=True)
+        if not self._fast:
+            found = self.native(self.dataset.read_points(unique))
+            return found[inverse]
+        found = np.empty(len(unique), dtype=self.dtype)
+        chunk_of = unique // self.chunkrows
+        bounds = np.flatnonzero(np.diff(chunk_of)) + 1
+        for part in np.split(np.arange(len(unique)), bounds):
+            lo, hi = int(unique[part[0]]), int(unique[part[-1]]) + 1
+            found[part] = self.read_span(lo, hi)[unique[part] - lo]
+        return found[inverse]
+
+    # ------------------------------------------------------------------ writing
+    def write_span(self, start: int, records: AnyArray) -> None:
+        """Write ``records`` at rows ``start:start+len(records)`` (within the dataset)."""
+        if len(records) == 0:
+            return
+        data = self.to_file(records)
+        write_selection(self.dataset, slice(start, start + len(data)), data, self.engine)
+
+    def write_points(self, coords: AnyArray, records: AnyArray) -> None:
+        """Write ``records[i]`` at row ``coords[i]`` (the last one wins for repeated rows)."""
+        if len(coords) == 0:
+            return
+        data = self.to_file(records)
+        # Keep the last write of each row, in row order.
+        order = np.argsort(coords, kind="stable")
+        sorted_coords = coords[order]
+        last = np.append(sorted_coords[1:] != sorted_coords[:-1], True)
+        coords, data = sorted_coords[last], data[order][last]
+        if not self._fast:
+            self.dataset.write_points(coords, data)
+            return
+        chunk_of = coords // self.chunkrows
+        bounds = np.flatnonzero(np.diff(chunk_of)) + 1
+        for part in np.split(np.arange(len(coords)), bounds):
+            lo, hi = int(coords[part[0]]), int(coords[part[-1]]) + 1
+            span = self.to_file(self.read_span(lo, hi))
+            span[coords[part] - lo] = data[part]
+            self.write_span(lo, span)
+
+    def resize(self, nrows: int) -> None:
+        """Set the number of rows stored in the dataset."""
+        self.dataset.resize((nrows,))
+
+
+__all__ = ["BLOCK_BYTES", "RecordIO"]

@@ -1,0 +1,272 @@
+"""Table behaviour: appends, reads, iteration, columns, modifications, against NumPy."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import hyperslab
+from hyperslab import Filters
+
+FILTERS = {
+    "none": None,
+    "zlib": Filters(1, "zlib", shuffle=True),
+    "lz4": Filters(5, "blosc2:lz4", shuffle=True),
+    "zstd": Filters(5, "blosc2:zstd", shuffle=True),
+}
+
+DTYPE = np.dtype([("a", "<i4"), ("b", "<f8"), ("s", "S5"), ("c", "<i2", (2,))])
+
+
+class Rec(hyperslab.IsDescription):
+    a = hyperslab.Int32Col(pos=0)
+    b = hyperslab.Float64Col(dflt=-1.0, pos=1)
+    s = hyperslab.StringCol(5, pos=2)
+    c = hyperslab.Int16Col(shape=(2,), pos=3)
+
+
+def records(n: int, seed: int = 0) -> np.ndarray:
+    rng = np.random.default_rng(seed)
+    data = np.zeros(n, dtype=DTYPE)
+    data["a"] = np.arange(n)
+    data["b"] = rng.normal(size=n)
+    data["s"] = [f"r{i % 1000}".encode() for i in range(n)]
+    data["c"] = rng.integers(-100, 100, size=(n, 2))
+    return data
+
+
+@pytest.fixture(params=list(FILTERS))
+def table_file(request, tmp_path):
+    path = tmp_path / f"t_{request.param}.h5"
+    data = records(1000)
+    with hyperslab.open_file(path, "w") as f:
+        t = f.create_table("/", "t", Rec, "a title", filters=FILTERS[request.param],
+                           chunkshape=(64,))
+        t.append(data[:500])
+        t.append(data[500:])
+    return path, data
+
+
+def test_append_and_reopen(table_file):
+    path, data = table_file
+    with hyperslab.open_file(path) as f:
+        t = f.root.t
+        assert t.nrows == len(data) == len(t)
+        assert t.title == "a title"
+        assert t.attrs.NROWS == len(data)
+        np.testing.assert_array_equal(t.read(), data)
+        assert t.colnames == ["a", "b", "s", "c"]
+        assert t.coldtypes["c"] == np.dtype(("<i2", (2,)))
+        assert t.rowsize == DTYPE.itemsize
+
+
+@pytest.mark.parametrize("key", [
+    slice(None), slice(3, 700, 7), slice(None, None, -1), slice(900, 10, -13), slice(-5, None),
+    slice(5, 5), slice(2000, 3000),
+])
+def test_slices_match_numpy(table_file, key):
+    path, data = table_file
+    with hyperslab.open_file(path) as f:
+        np.testing.assert_array_equal(f.root.t[key], data[key])
+
+
+def test_items_coordinates_and_masks(table_file):
+    path, data = table_file
+    with hyperslab.open_file(path) as f:
+        t = f.root.t
+        assert t[7] == data[7]
+        assert t[-1] == data[-1]
+        with pytest.raises(IndexError, match="1000"):
+            t[1000]
+        coords = [999, 3, 3, 500, 64, 63]
+        np.testing.assert_array_equal(t[coords], data[coords])
+        np.testing.assert_array_equal(t.read_coordinates(coords, field="b"), data["b"][coords])
+        mask = data["a"] % 3 == 0
+        np.testing.assert_array_equal(t[mask], data[mask])
+
+
+def test_read_fields_and_out(table_file):
+    path, data = table_file
+    with hyperslab.open_file(path) as f:
+        t = f.root.t
+        np.testing.assert_array_equal(t.read(10, 300, 4, field="c"), data["c"][10:300:4])
+        out = np.empty(100, dtype=DTYPE)
+        assert t.read(100, 200, out=out) is out
+        np.testing.assert_array_equal(out, data[100:200])
+        with pytest.raises(ValueError, match="shape"):
+            t.read(0, 10, out=np.empty(5, dtype=DTYPE))
+        with pytest.raises(KeyError, match="nope"):
+            t.read(field="nope")
+
+
+def test_iteration_streams_rows(table_file):
+    path, data = table_file
+    with hyperslab.open_file(path) as f:
+        t = f.root.t
+        assert [r["a"] for r in t] == list(data["a"])
+        got = [(r.nrow, r["b"], r["s"]) for r in t.iterrows(5, 900, 11)]
+        assert got == [(i, data["b"][i], data["s"][i]) for i in range(5, 900, 11)]
+        back = [r.nrow for r in t.iterrows(step=-7)]
+        assert back == list(range(999, -1, -7))
+        rows = t.iterrows(3)
+        row = next(rows)
+        assert row.fetch_all_fields() == data[3]
+        np.testing.assert_array_equal(row["c"], data["c"][3])
+        assert [r["a"] for r in t.itersequence([5, 1, 999])] == [5, 1, 999]
+
+
+def test_row_append_and_update(tmp_path):
+    path = tmp_path / "rows.h5"
+    with hyperslab.open_file(path, "w") as f:
+        t = f.create_table("/", "t", Rec, filters=FILTERS["lz4"], chunkshape=(16,))
+        row = t.row
+        for i in range(100):
+            row["a"] = i
+            if i % 2:
+                row["b"] = i / 2
+            row["c"] = [i, -i]
+            row.append()
+        assert t.nrows == 100  # buffered rows count
+        assert t[99]["a"] == 99
+        for r in t.iterrows():
+            if r["a"] % 10 == 0:
+                r["s"] = b"ten"
+                r.update()
+    with hyperslab.open_file(path) as f:
+        t = f.root.t
+        data = t.read()
+        np.testing.assert_array_equal(data["a"], np.arange(100))
+        expected_b = np.where(np.arange(100) % 2 == 1, np.arange(100) / 2, -1.0)
+        np.testing.assert_array_equal(data["b"], expected_b)
+        assert list(data["s"][::10]) == [b"ten"] * 10
+        assert set(data["s"]) == {b"", b"ten"}
+
+
+def test_unflushed_rows_survive_node_cache_eviction(tmp_path):
+    path = tmp_path / "evict.h5"
+    with hyperslab.open_file(path, "w", node_cache_slots=1) as f:
+        f.create_table("/", "t", Rec, filters=FILTERS["zstd"], chunkshape=(64,))
+        f.root.t.append(records(10))  # held back: less than a chunk
+        for i in range(5):
+            f.create_group("/", f"g{i}")
+    with hyperslab.open_file(path) as f:
+        np.testing.assert_array_equal(f.root.t.read(), records(10))
+
+
+def test_cols_accessor(table_file):
+    path, data = table_file
+    with hyperslab.open_file(path, "a") as f:
+        t = f.root.t
+        np.testing.assert_array_equal(t.cols.a[:], data["a"])
+        np.testing.assert_array_equal(t.cols._f_col("b")[5:50:5], data["b"][5:50:5])
+        assert t.cols.c.shape == (1000, 2)
+        assert t.cols.a.dtype == np.dtype("int32")
+        assert t.cols.a.name == "a"
+        t.cols.b[10:20] = 7.5
+        t.cols.a[[0, 999]] = [-1, -2]
+        t.cols.s[3] = b"xyz"
+        data = data.copy()
+        data["b"][10:20] = 7.5
+        data["a"][[0, 999]] = [-1, -2]
+        data["s"][3] = b"xyz"
+        np.testing.assert_array_equal(t.read(), data)
+        assert t.cols.a[999] == -2
+        assert list(t.cols.a)[:3] == [-1, 1, 2]
+
+
+def test_modify_and_setitem(table_file):
+    path, data = table_file
+    data = data.copy()
+    new = records(30, seed=5)
+    with hyperslab.open_file(path, "a") as f:
+        t = f.root.t
+        assert t.modify_rows(100, 130, 1, new) == 30
+        data[100:130] = new
+        assert t.modify_rows(200, None, 3, new[:10]) == 10
+        data[200:230:3] = new[:10]
+        t.modify_column(0, 60, 2, column=np.arange(30), colname="a")
+        data["a"][0:60:2] = np.arange(30)
+        t.modify_columns(5, 8, columns=[[1.0, 2.0, 3.0], [b"p", b"q", b"r"]], names=["b", "s"])
+        data["b"][5:8] = [1.0, 2.0, 3.0]
+        data["s"][5:8] = [b"p", b"q", b"r"]
+        t[3] = new[0]
+        data[3] = new[0]
+        t[900:890:-2] = new[:5]
+        data[900:890:-2] = new[:5]
+        t[[7, 1]] = new[1:3]
+        data[[7, 1]] = new[1:3]
+        np.testing.assert_array_equal(t.read(), data)
+        with pytest.raises(IndexError, match="exceed"):
+            t.modify_rows(995, 1005, 1, new[:10])
+        with pytest.raises(ValueError, match="rows"):
+            t.modify_rows(0, 5, 1, new[:3])
+        np.testing.assert_array_equal(t.read(), data)
+
+
+@pytest.mark.parametrize(("start", "stop", "step"), [
+    (10, 20, None), (0, None, 3), (995, None, None), (-10, -5, 2), (100, 100, None),
+])
+def test_remove_rows(table_file, start, stop, step):
+    path, data = table_file
+    with hyperslab.open_file(path, "a") as f:
+        t = f.root.t
+        removed = t.remove_rows(start, stop, step)
+        keep = np.ones(len(data), bool)
+        keep[slice(start, stop, step)] = False
+        assert removed == (~keep).sum()
+        np.testing.assert_array_equal(t.read(), data[keep])
+        assert t.attrs.NROWS == keep.sum()
+
+
+def test_remove_row_and_truncate(table_file):
+    path, data = table_file
+    with hyperslab.open_file(path, "a") as f:
+        t = f.root.t
+        t.remove_row(-1)
+        t.truncate(600)
+        np.testing.assert_array_equal(t.read(), data[:600])
+        t.truncate(700)
+        tail = t.read(600)
+        assert len(tail) == 100
+        assert (tail["b"] == -1.0).all() and (tail["a"] == 0).all()
+        assert t.nrows == 700 == t.attrs.NROWS
+
+
+def test_create_from_obj_dtype_and_dict(tmp_path):
+    data = records(50)
+    with hyperslab.open_file(tmp_path / "obj.h5", "w") as f:
+        t1 = f.create_table("/", "from_obj", obj=data)
+        np.testing.assert_array_equal(t1.read(), data)
+        t2 = f.create_table("/", "from_dtype", DTYPE)
+        assert t2.colnames == ["a", "b", "s", "c"]
+        t3 = f.create_table("/", "from_dict", {"x": hyperslab.Int8Col(), "y": hyperslab.BoolCol()})
+        t3.append([(1, True), (2, False)])
+        assert t3.read()["y"].tolist() == [True, False]
+        t4 = f.create_table("/", "big", Rec, byteorder="big")
+        t4.append(data)
+        assert t4.byteorder == "big"
+        np.testing.assert_array_equal(t4.read(), data)
+        with pytest.raises(TypeError, match="description"):
+            f.create_table("/", "bad", 42)
+        with pytest.raises(ValueError, match="converted"):
+            t1.append([("not an int", 1.0, b"", (0, 0))])
+        assert t1.nrows == 50
+
+
+def test_nested_columns(tmp_path):
+    class Info(hyperslab.IsDescription):
+        x = hyperslab.Float32Col(pos=0)
+        y = hyperslab.Int64Col(pos=1)
+
+    class Outer(hyperslab.IsDescription):
+        id = hyperslab.Int32Col(pos=0)
+        info = Info()
+
+    with hyperslab.open_file(tmp_path / "nested.h5", "w") as f:
+        t = f.create_table("/", "t", Outer)
+        t.append([(i, (i / 2, -i)) for i in range(20)])
+        assert t.colpathnames == ["id", "info/x", "info/y"]
+        np.testing.assert_array_equal(t.cols._f_col("info/y")[:], -np.arange(20))
+        np.testing.assert_array_equal(t.cols.info.x[::5], np.arange(0, 20, 5) / 2)
+        assert [r["info/y"] for r in t.iterrows(0, 3)] == [0, -1, -2]
+        assert t.read(field="info")["x"][4] == 2.0
