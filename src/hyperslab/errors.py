@@ -60,6 +60,14 @@ class NoSuchChunkError(ChunkError, KeyError):
     """The chunk was never written."""
 
 
+class ConditionTypeError(NotImplementedError, TypeError):
+    """A query condition applies an operation to operand types numexpr cannot combine.
+
+    A ``NotImplementedError`` as in PyTables, and a ``TypeError`` (e.g. a string column
+    compared with a number).
+    """
+
+
 # ----------------------------------------------------------------------------- warnings
 
 
@@ -91,6 +99,7 @@ __all__ = [
     "ChunkError",
     "ClosedFileError",
     "ClosedNodeError",
+    "ConditionTypeError",
     "DataTypeWarning",
     "FileModeError",
     "FilterNotAvailableError",

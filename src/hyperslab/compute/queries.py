@@ -1,0 +1,443 @@
+"""In-kernel queries on tables: ``where``, ``read_where``, ``get_where_list``, ``append_where``.
+
+``Table`` methods delegate here (``queries.where(self, ..., depth=1)``).  Every function
+validates the range and the condition before it reads a row, then streams the table with
+``table._iter_blocks`` (cache-sized, chunk-aligned blocks), evaluates the compiled condition
+on each block with numexpr over the needed column views only, and keeps the matches:
+Rows are built for matching records only, and results are gathered straight into a
+growing output buffer.
+
+The table protocol used here: ``colinstances``, ``nrows``, ``dtype``, ``path``, ``_file``
+(its ``_check_writable()``), ``_iter_blocks(start, stop, step, fields)`` (called with a
+positive step only), ``_rows_at(blocks)``, ``_append_records(records)`` and
+``_default_record()`` (``append_where`` between tables of different dtypes) and
+``flush()``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from typing import Any
+
+import numpy as np
+
+from hyperslab.compute.conditions import (
+    BoundCondition,
+    bind_condition,
+    caller_namespace,
+    field_of,
+)
+
+__all__ = [
+    "append_where",
+    "get_where_list",
+    "query_range",
+    "read_where",
+    "where",
+    "will_query_use_indexing",
+]
+
+_APPEND_BATCH_ROWS = 1 << 16
+"""Rows gathered before append_where hands them to the destination table."""
+
+
+def query_range(
+    nrows: int,
+    start: int | None,
+    stop: int | None,
+    step: int | None,
+    *,
+    allow_negative_step: bool = False,
+) -> tuple[int, int, int]:
+    """Normalize a query range as PyTables' queries do.
+
+    Parameters
+    ----------
+    nrows : int
+        Rows in the table.
+    start, stop, step : int or None
+        As in a Python slice, except that a ``start`` given alone selects the single row
+        ``start`` (all rows from ``start`` when it is ``-1``), as PyTables' ``read``.
+    allow_negative_step : bool
+        Queries refuse a negative step; ``append_where`` without a condition accepts it.
+
+    Returns
+    -------
+    tuple of int
+        ``(start, stop, step)`` as from ``slice.indices``.
+
+    Raises
+    ------
+    IndexError
+        If ``start`` alone is past the last row.
+    ValueError
+        If ``step`` is zero, or negative when not allowed.
+    """
+    if start is not None and stop is None and step is None:
+        if 0 < nrows <= start:
+            raise IndexError(f"start of range ({start}) is greater than number of rows "
+                             f"({nrows})")
+        step = 1
+        stop = nrows if start == -1 else start + 1
+    if step is not None and step < 0 and not allow_negative_step:
+        raise ValueError(f"slice step cannot be negative (got step={step})")
+    return slice(start, stop, step).indices(int(nrows))
+
+
+def _scan(
+    table: Any, bound: BoundCondition, start: int, stop: int, step: int
+) -> Iterator[tuple[int | np.ndarray, np.ndarray, np.ndarray, int]]:
+    """Yield ``(first, records, mask, matches)`` for each block with at least one match.
+
+    ``mask`` is a reused buffer and ``records`` may be one: both are valid only until the
+    next iteration.
+    """
+    if start >= stop:
+        return
+    mask_buffer = np.empty(0, dtype=bool)
+    for first, records in table._iter_blocks(start, stop, step, bound.columns):
+        count = len(records)
+        if count == 0:
+            continue
+        if mask_buffer.size < count:
+            mask_buffer = np.empty(count, dtype=bool)
+        mask = bound.evaluate(records, out=mask_buffer[:count])
+        matches = int(np.count_nonzero(mask))
+        if matches:
+            yield first, records, mask, matches
+
+
+def _coordinates(first: int | np.ndarray, step: int, positions: np.ndarray) -> np.ndarray:
+    """Row numbers of the records at ``positions`` of a block starting at ``first``."""
+    if isinstance(first, np.ndarray):
+        return np.asarray(first, dtype=np.int64)[positions]
+    if step != 1:
+        positions = positions * step
+    return (positions + first).astype(np.int64, copy=False)
+
+
+def _matches(
+    table: Any, bound: BoundCondition, start: int, stop: int, step: int
+) -> Iterator[tuple[np.ndarray, np.ndarray]]:
+    """Yield ``(coordinates, records)`` of the matching rows (gathered copies), by block."""
+    for first, records, mask, _ in _scan(table, bound, start, stop, step):
+        positions = np.flatnonzero(mask)
+        yield _coordinates(first, step, positions), records[positions]
+
+
+def _prepare(
+    table: Any,
+    condition: str,
+    condvars: Mapping[str, Any] | None,
+    namespace: tuple[Mapping[str, Any], Mapping[str, Any]] | None,
+    start: int | None,
+    stop: int | None,
+    step: int | None,
+) -> tuple[BoundCondition, tuple[int, int, int]]:
+    window = query_range(table.nrows, start, stop, step)
+    return bind_condition(table, condition, condvars, namespace), window
+
+
+def where(
+    table: Any,
+    condition: str,
+    condvars: Mapping[str, Any] | None = None,
+    start: int | None = None,
+    stop: int | None = None,
+    step: int | None = None,
+    *,
+    depth: int,
+) -> Iterator[Any]:
+    """Iterate over the Rows of ``table`` that satisfy ``condition`` (``Table.where``).
+
+    The range and the condition are checked when this function is called, not when the
+    iteration starts.
+
+    Parameters
+    ----------
+    table : Table
+        The table queried.
+    condition : str
+        A numexpr expression over column names and variables, e.g.
+        ``'(col1 > 0) & (col2 <= lim)'``.
+    condvars : Mapping, optional
+        Variables of the condition; when omitted, names that are not top-level columns
+        are taken from the caller's frame.
+    start, stop, step : int, optional
+        The range of rows considered, as in ``Table.read``; ``step`` must be positive.
+    depth : int
+        Frames between the caller of this function and the code whose variables are used
+        (``Table.where`` passes 1).
+
+    Returns
+    -------
+    Iterator[Row]
+        A Row per matching row, in increasing row order.
+    """
+    namespace = None if condvars is not None else caller_namespace(depth)
+    bound, (start_, stop_, step_) = _prepare(table, condition, condvars, namespace,
+                                             start, stop, step)
+    return iter(table._rows_at(_matches(table, bound, start_, stop_, step_)))
+
+
+class _Gatherer:
+    """A growing output array that the selected items of each block are written into.
+
+    The capacity is extrapolated from the selectivity seen so far, so that the output is
+    allocated once or twice in most queries, and never over the rows scanned.
+    """
+
+    def __init__(self, dtype: np.dtype[Any], total: int) -> None:
+        self.dtype = dtype
+        self.total = total  # rows the query scans
+        self.buffer = np.empty(0, dtype=dtype)
+        self.size = 0
+        self.seen = 0
+
+    def reserve(self, count: int, scanned: int) -> np.ndarray:
+        """Room for ``count`` items selected out of ``scanned`` rows; the caller fills it."""
+        self.seen += scanned
+        needed = self.size + count
+        if needed > len(self.buffer):
+            estimate = needed * self.total // max(self.seen, 1)
+            capacity = min(max(needed, 2 * len(self.buffer), estimate + estimate // 8),
+                           max(self.total, needed))
+            grown = np.empty(capacity, dtype=self.dtype)
+            grown[: self.size] = self.buffer[: self.size]
+            self.buffer = grown
+        target = self.buffer[self.size : needed]
+        self.size = needed
+        return target
+
+    def result(self) -> np.ndarray:
+        """The items gathered, trimmed (copied if most of the buffer is unused)."""
+        if self.size * 2 < len(self.buffer) or self.size == 0:
+            return self.buffer[: self.size].copy()
+        return self.buffer[: self.size]
+
+
+def _field_dtype(dtype: np.dtype[Any], path: str) -> np.dtype[Any]:
+    for part in path.split("/"):
+        if dtype.names is None or part not in dtype.names:
+            raise KeyError(path)
+        dtype = dtype.fields[part][0]  # type: ignore[index]
+    return dtype
+
+
+def _selected(start: int, stop: int, step: int) -> int:
+    return len(range(start, stop, step))
+
+
+def read_where(
+    table: Any,
+    condition: str,
+    condvars: Mapping[str, Any] | None = None,
+    field: str | None = None,
+    start: int | None = None,
+    stop: int | None = None,
+    step: int | None = None,
+    *,
+    depth: int,
+) -> np.ndarray:
+    """Read the rows of ``table`` that satisfy ``condition`` (``Table.read_where``).
+
+    Parameters
+    ----------
+    table, condition, condvars, start, stop, step, depth
+        As in :func:`where`.
+    field : str, optional
+        Return only this column (a pathname such as ``'col2'`` or ``'nested/x'``).
+
+    Returns
+    -------
+    numpy.ndarray
+        The matching records (the table's record dtype) or the values of ``field``.
+
+    Raises
+    ------
+    KeyError
+        If ``field`` is not a column of the table.
+    """
+    namespace = None if condvars is not None else caller_namespace(depth)
+    if field is not None and field not in table.colinstances:
+        raise KeyError(f"table ``{table.path}`` does not have a column named ``{field}``")
+    bound, (start_, stop_, step_) = _prepare(table, condition, condvars, namespace,
+                                             start, stop, step)
+    dtype = table.dtype if field is None else _field_dtype(table.dtype, field)
+    gatherer = _Gatherer(dtype, _selected(start_, stop_, step_))
+    for _, records, mask, matches in _scan(table, bound, start_, stop_, step_):
+        source = records if field is None else field_of(records, field)
+        np.compress(mask, source, axis=0, out=gatherer.reserve(matches, len(records)))
+    return gatherer.result()
+
+
+def get_where_list(
+    table: Any,
+    condition: str,
+    condvars: Mapping[str, Any] | None = None,
+    sort: bool = False,
+    start: int | None = None,
+    stop: int | None = None,
+    step: int | None = None,
+    *,
+    depth: int,
+) -> np.ndarray:
+    """Coordinates of the rows of ``table`` that satisfy ``condition``.
+
+    Parameters
+    ----------
+    table, condition, condvars, start, stop, step, depth
+        As in :func:`where`.
+    sort : bool
+        Return the coordinates sorted (they always are: rows are scanned in order).
+
+    Returns
+    -------
+    numpy.ndarray
+        ``int64`` row coordinates.
+    """
+    namespace = None if condvars is not None else caller_namespace(depth)
+    bound, (start_, stop_, step_) = _prepare(table, condition, condvars, namespace,
+                                             start, stop, step)
+    gatherer = _Gatherer(np.dtype(np.int64), _selected(start_, stop_, step_))
+    for first, records, mask, matches in _scan(table, bound, start_, stop_, step_):
+        target = gatherer.reserve(matches, len(records))
+        target[...] = _coordinates(first, step_, np.flatnonzero(mask))
+    result = gatherer.result()
+    if sort:
+        result.sort()
+    return result
+
+
+def _leaf_paths(dtype: np.dtype[Any], prefix: str = "") -> list[str]:
+    paths: list[str] = []
+    for name in dtype.names or ():
+        sub = dtype.fields[name][0]  # type: ignore[index]
+        path = f"{prefix}{name}"
+        if sub.names is not None:
+            paths.extend(_leaf_paths(sub, path + "/"))
+        else:
+            paths.append(path)
+    return paths
+
+
+def _converter(table: Any, dest_table: Any) -> Any:
+    """A function turning records of ``table`` into records of ``dest_table``.
+
+    Columns are copied by pathname, as PyTables does; columns only the destination has
+    get their defaults.  Raises ``KeyError`` (before anything is appended) if the
+    destination lacks a column of the source.
+    """
+    src_dtype, dst_dtype = table.dtype, dest_table.dtype
+    if src_dtype == dst_dtype:
+        return lambda records: records
+    paths = _leaf_paths(src_dtype)
+    dst_paths = set(_leaf_paths(dst_dtype))
+    for path in paths:
+        if path not in dst_paths:
+            raise KeyError(f"table ``{dest_table.path}`` does not have a column named "
+                           f"``{path}`` (needed to append rows of ``{table.path}``)")
+    fill = dest_table._default_record()
+
+    def convert(records: np.ndarray) -> np.ndarray:
+        out = np.empty(len(records), dtype=dst_dtype)
+        out[...] = fill
+        for path in paths:
+            field_of(out, path)[...] = field_of(records, path)
+        return out
+
+    return convert
+
+
+def _source_batches(
+    table: Any,
+    bound: BoundCondition | None,
+    window: tuple[int, int, int],
+) -> Iterator[np.ndarray]:
+    start, stop, step = window
+    if bound is not None:
+        for _, records in _matches(table, bound, start, stop, step):
+            yield records
+        return
+    indices = range(start, stop, step)
+    if len(indices) == 0:
+        return
+    if step < 0:  # read forwards, hand back each block reversed, last block first
+        forward = indices[::-1]
+        blocks = [records.copy() for _, records in
+                  table._iter_blocks(forward.start, forward.stop, forward.step, None)]
+        for records in reversed(blocks):
+            yield records[::-1]
+        return
+    for _, records in table._iter_blocks(start, stop, step, None):
+        yield records.copy()
+
+
+def append_where(
+    table: Any,
+    dest_table: Any,
+    condition: str | None,
+    condvars: Mapping[str, Any] | None = None,
+    start: int | None = None,
+    stop: int | None = None,
+    step: int | None = None,
+    *,
+    depth: int,
+) -> int:
+    """Append the rows of ``table`` satisfying ``condition`` to ``dest_table``.
+
+    Parameters
+    ----------
+    table, condition, condvars, start, stop, step, depth
+        As in :func:`where`; a ``condition`` of ``None`` appends every row of the range
+        (a negative ``step`` is then allowed).
+    dest_table : Table
+        The destination: it must have every column of ``table`` (by pathname); values
+        are converted to its column types, and its extra columns take their defaults.
+
+    Returns
+    -------
+    int
+        The number of rows appended.
+    """
+    namespace = None if condvars is not None or condition is None else caller_namespace(depth)
+    dest_table._file._check_writable()
+    if condition is None:
+        window = query_range(table.nrows, start, stop, step, allow_negative_step=True)
+        bound = None
+    else:
+        bound, window = _prepare(table, condition, condvars, namespace, start, stop, step)
+    convert = _converter(table, dest_table)
+    same = dest_table is table or (dest_table._file is table._file
+                                   and dest_table.path == table.path)
+    pending: list[np.ndarray] = []
+    pending_rows = appended = 0
+    for batch in _source_batches(table, bound, window):
+        pending.append(batch)
+        pending_rows += len(batch)
+        if not same and pending_rows >= _APPEND_BATCH_ROWS:
+            dest_table._append_records(convert(np.concatenate(pending)))
+            appended += pending_rows
+            pending, pending_rows = [], 0
+    if pending_rows:
+        dest_table._append_records(convert(np.concatenate(pending)))
+        appended += pending_rows
+    dest_table.flush()
+    return appended
+
+
+def will_query_use_indexing(
+    table: Any,
+    condition: str,
+    condvars: Mapping[str, Any] | None = None,
+    *,
+    depth: int,
+) -> frozenset[str]:
+    """Pathnames of the indexed columns a query with ``condition`` would use.
+
+    The condition is checked as by :func:`where`.  No index exists yet, so the answer is
+    always an empty frozenset.
+    """
+    namespace = None if condvars is not None else caller_namespace(depth)
+    bind_condition(table, condition, condvars, namespace)
+    return frozenset()
