@@ -21,6 +21,7 @@ from hyperslab.chunked.engine import ChunkEngine, RawKind
 from hyperslab.codecs.filters import Filters
 from hyperslab.codecs.pipeline import filters_to_pipeline
 from hyperslab.errors import HDF5ExtError
+from hyperslab.storage import compound
 from hyperslab.storage.compound import (
     compound_file_type,
     create_table_dataset,
@@ -368,12 +369,34 @@ def test_fill_row_set_when_hdf5_can_take_it(tmp_path: Path) -> None:
     assert Dataset(h5py.File(tmp_path / "t.h5")["t"].id).fillvalue() is not None
 
 
-@pytest.mark.parametrize(
-    ("field", "value"),
-    [("b", True), ("t32", 5), ("t64", 1.5), ("bcell", [False, True]), ("s", b"abcde")],
-)
-def test_fill_row_hdf5_cannot_take(tmp_path: Path, field: str, value: Any) -> None:
-    """h5py cannot give HDF5 times, bitfields or full-length NULLTERM strings: zeros."""
+FILL_CASES = [("b", True), ("t32", 5), ("t64", 1.5), ("bcell", [False, True]),
+              ("s", b"abcde")]
+
+
+@pytest.mark.parametrize(("field", "value"), FILL_CASES)
+def test_fill_row_with_times_bitfields_and_full_strings(
+    tmp_path: Path, field: str, value: Any
+) -> None:
+    """Times, bitfields and full-length NULLTERM strings, which h5py cannot convert, are
+    given to HDF5 in the file type itself (as PyTables does): unwritten rows read as it."""
+    fill = np.zeros((), dtype=_dtype(FIELDS))
+    fill["i8"] = 4
+    fill[field] = value
+    f, ds = _new_table(tmp_path / "t.h5", fill_row=fill)
+    with f:
+        assert ds.dsid.get_create_plist().fill_value_defined() == h5py.h5d.FILL_VALUE_USER_DEFINED
+        _same(ds.fillvalue(), fill)
+        ds.resize((3,))
+        _same(ds.read(), np.full(3, fill))
+
+
+@pytest.mark.parametrize(("field", "value"), FILL_CASES)
+def test_fill_row_without_hdf5_library(
+    tmp_path: Path, field: str, value: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Where HDF5's C library cannot be found, h5py's conversion is all there is: such
+    fill rows are not set, and unwritten rows read as zeros."""
+    monkeypatch.setattr(compound, "_hdf5_library", lambda: None)
     fill = np.zeros((), dtype=_dtype(FIELDS))
     fill["i8"] = 4
     fill[field] = value

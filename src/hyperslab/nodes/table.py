@@ -116,6 +116,16 @@ class Table(Leaf):
         return self._io.dtype
 
     @property
+    def byteorder(self) -> str:
+        """Byte order of the rows in the file: 'little', 'big', 'mixed' or 'irrelevant'.
+
+        As PyTables: the order shared by every number, enum and time column (one-byte
+        ones included), 'mixed' when they differ, 'irrelevant' without such columns.
+        """
+        layout = self._dataset.layout
+        return layout.byteorder if layout is not None else super().byteorder
+
+    @property
     def colnames(self) -> list[str]:
         """Names of the top-level columns, in order."""
         return list(self.description._v_names)

@@ -20,6 +20,7 @@ from hyperslab.nodes.description import (
     storage_spec,
 )
 from hyperslab.nodes.table import Table
+from hyperslab.nodes.tableio import encode_time64_fields, time64_paths
 from hyperslab.storage import attributes as raw
 from hyperslab.storage.compound import create_table_dataset
 
@@ -130,9 +131,10 @@ def create_table(
         for step in filters_to_pipeline(filters, dtype.itemsize, chunks, classname="TABLE")
     ]
     fill = np.asarray(default_row(descr)).astype(dtype)
+    encode_time64_fields(fill, time64_paths(dtype, time_fields))
     dataset = create_table_dataset(
         parent._h5id, name, dtype=dtype, time_fields=time_fields, enums=enums, chunks=chunks,
-        pipeline=pipeline, fill_row=fill, track_times=track_times,
+        pipeline=pipeline, fill_row=fill, track_times=track_times, byteorder=byteorder,
     )
     if file._options.pytables_sys_attrs:
         _write_table_attrs(dataset.dsid, descr, title)

@@ -25,6 +25,20 @@ BLOCK_BYTES = 2 << 20
 """Bytes of rows read at a time when streaming a table (whole chunks, at least one)."""
 
 
+def time64_paths(dtype: np.dtype[Any], time_fields: frozenset[str]) -> list[str]:
+    """The Time64 (8-byte time) fields among ``time_fields`` of layout ``dtype``."""
+    empty = np.zeros(0, dtype)
+    return sorted(p for p in time_fields if field_of(empty, p).dtype.base.itemsize == 8)
+
+
+def encode_time64_fields(records: AnyArray, paths: list[str]) -> None:
+    """Turn the seconds in Time64 fields ``paths`` of ``records`` (file layout, changed in
+    place) into the words PyTables stores."""
+    for path in paths:
+        column = field_of(records, path)
+        column[...] = encode_time64(column, column.dtype.base)
+
+
 def _empty(dtype: np.dtype[Any]) -> AnyArray:
     return np.empty(0, dtype=dtype)
 
@@ -54,10 +68,8 @@ class RecordIO:
         self._fast = engine.kind is RawKind.BLOSC2
         # PyTables stores Time64 cells as seconds/microseconds words, not as float64.
         layout = dataset.layout
-        empty = np.zeros(0, self.file_dtype)
-        self._time64 = [] if layout is None else sorted(
-            path for path in layout.time_fields if field_of(empty, path).dtype.base.itemsize == 8
-        )
+        self._time64 = [] if layout is None else time64_paths(self.file_dtype,
+                                                               layout.time_fields)
 
     @property
     def nrows(self) -> int:
@@ -83,9 +95,7 @@ class RecordIO:
         if not self._time64:
             return np.ascontiguousarray(records, dtype=self.file_dtype)
         data = np.array(records, dtype=self.file_dtype)
-        for path in self._time64:
-            column = field_of(data, path)
-            column[...] = encode_time64(column, column.dtype.base)
+        encode_time64_fields(data, self._time64)
         return data
 
     # ------------------------------------------------------------------ reading
@@ -185,24 +195,25 @@ class RecordIO:
         write_selection(self.dataset, slice(start, start + len(data)), data, self.engine)
 
     def write_points(self, coords: AnyArray, records: AnyArray) -> None:
-        """Write ``records[i]`` at row ``coords[i]`` (the last one wins for repeated rows)."""
+        """Write native ``records[i]`` at row ``coords[i]`` (the last one wins for repeated
+        rows)."""
         if len(coords) == 0:
             return
-        data = self.to_file(records)
         # Keep the last write of each row, in row order.
         order = np.argsort(coords, kind="stable")
         sorted_coords = coords[order]
         last = np.append(sorted_coords[1:] != sorted_coords[:-1], True)
-        coords, data = sorted_coords[last], data[order][last]
+        coords, records = sorted_coords[last], np.asarray(records)[order][last]
         if not self._fast:
-            self.dataset.write_points(coords, data)
+            self.dataset.write_points(coords, self.to_file(records))
             return
+        # Blosc2: update the span of each chunk touched (native values; write_span encodes).
         chunk_of = coords // self.chunkrows
         bounds = np.flatnonzero(np.diff(chunk_of)) + 1
         for part in np.split(np.arange(len(coords)), bounds):
             lo, hi = int(coords[part[0]]), int(coords[part[-1]]) + 1
-            span = self.to_file(self.read_span(lo, hi))
-            span[coords[part] - lo] = data[part]
+            span = self.read_span(lo, hi)
+            span[coords[part] - lo] = records[part]
             self.write_span(lo, span)
 
     def resize(self, nrows: int) -> None:

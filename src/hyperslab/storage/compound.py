@@ -12,6 +12,9 @@ conversion, a ``memcpy``) and the bytes are viewed as the *layout dtype*
 
 from __future__ import annotations
 
+import ctypes
+import functools
+import os
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, NamedTuple
 
@@ -56,6 +59,10 @@ class CompoundLayout(NamedTuple):
     time_fields: frozenset[str]
     bitfield_fields: frozenset[str]
     enums: Mapping[str, Mapping[str, int]]
+    byteorder: str = "irrelevant"
+    """PyTables' byte order of the table: 'little' or 'big' when every number, enum and
+    time member (one-byte ones included) has that order, 'mixed' when they differ,
+    'irrelevant' when there are none."""
 
 
 # ---------------------------------------------------------------------- file -> layout
@@ -66,6 +73,7 @@ class _Collect:
         self.time: set[str] = set()
         self.bitfield: set[str] = set()
         self.enums: dict[str, dict[str, int]] = {}
+        self.orders: list[int] = []  # HDF5 byte orders of the members PyTables counts
 
 
 def _decode(name: bytes) -> str:
@@ -96,15 +104,36 @@ def _is_complex_pair(htype: h5t.TypeCompoundID) -> np.dtype[Any] | None:
     return np.dtype(f"{base.byteorder}c{2 * size}")
 
 
+def _byte_order(htype: h5t.TypeID, cls: int) -> int | None:
+    """HDF5 byte order of a number, enum or time member (what PyTables' byteorder counts)."""
+    if cls in (h5t.INTEGER, h5t.FLOAT):
+        return int(htype.get_order())
+    if cls == h5t.ENUM:
+        return int(htype.get_super().get_order())
+    if cls == h5t.TIME:  # h5py's time types have no get_order
+        big = any(htype.equal(t) for t in (h5t.UNIX_D32BE, h5t.UNIX_D64BE))
+        return h5t.ORDER_BE if big else h5t.ORDER_LE
+    return None
+
+
+def _number_dtype(htype: h5t.TypeID) -> np.dtype[Any] | None:
+    """The dtype of a standard integer or float type (None for non-standard ones)."""
+    dtype = np.dtype(htype.dtype)
+    if htype.get_size() == 1:  # a byte's order is irrelevant (PyTables' big tables)
+        htype = htype.copy()
+        htype.set_order(h5t.ORDER_LE)
+    return dtype if htype.equal(h5t.py_create(dtype)) else None
+
+
 def _leaf_dtype(htype: h5t.TypeID, path: str, found: _Collect) -> np.dtype[Any]:
     """The layout dtype of one member type (recursing into compounds and arrays)."""
     cls = htype.get_class()
+    order = _byte_order(htype, cls)
+    if order is not None:
+        found.orders.append(order)
     if cls in (h5t.INTEGER, h5t.FLOAT):
-        dtype = np.dtype(htype.dtype)
-        if htype.get_size() == 1:  # a byte's order is irrelevant (PyTables' big tables)
-            htype = htype.copy()
-            htype.set_order(h5t.ORDER_LE)
-        if htype.equal(h5t.py_create(dtype)):
+        dtype = _number_dtype(htype)
+        if dtype is not None:
             return dtype
     elif cls == h5t.BITFIELD and htype.get_size() == 1:
         found.bitfield.add(path)
@@ -129,7 +158,11 @@ def _leaf_dtype(htype: h5t.TypeID, path: str, found: _Collect) -> np.dtype[Any]:
         return np.dtype((base, tuple(int(d) for d in htype.get_array_dims())))
     elif cls == h5t.COMPOUND:
         assert isinstance(htype, h5t.TypeCompoundID)
-        return _is_complex_pair(htype) or _compound_dtype(htype, path, found)
+        complex_dtype = _is_complex_pair(htype)
+        if complex_dtype is not None:
+            found.orders.append(htype.get_member_type(0).get_order())
+            return complex_dtype
+        return _compound_dtype(htype, path, found)
     raise TypeError(
         f"the HDF5 type of field {path!r} ({type(htype).__name__}, size {htype.get_size()}) "
         f"has no NumPy equivalent usable in a table"
@@ -163,22 +196,35 @@ def layout_of_type(htype: h5t.TypeID) -> CompoundLayout:
     assert isinstance(htype, h5t.TypeCompoundID)
     found = _Collect()
     dtype = _compound_dtype(htype, "", found)
+    orders = {"little" if order == h5t.ORDER_LE else "big" for order in found.orders}
+    byteorder = orders.pop() if len(orders) == 1 else "mixed" if orders else "irrelevant"
     return CompoundLayout(
-        dtype, frozenset(found.time), frozenset(found.bitfield), found.enums
+        dtype, frozenset(found.time), frozenset(found.bitfield), found.enums, byteorder
     )
 
 
 # ---------------------------------------------------------------------- layout -> file
+def _number_type(dtype: np.dtype[Any], byte_order: int | None) -> h5t.TypeID:
+    """h5py's type for a number dtype; one-byte ints get ``byte_order`` (PyTables gives
+    them the table's order)."""
+    htype = h5t.py_create(dtype)
+    if byte_order is not None and dtype.itemsize == 1 and dtype.kind in "iu":
+        htype = htype.copy()
+        htype.set_order(byte_order)
+    return htype
+
+
 def _member_type(
     dtype: np.dtype[Any], path: str, time_fields: frozenset[str],
-    enums: Mapping[str, Mapping[str, int]],
+    enums: Mapping[str, Mapping[str, int]], byte_order: int | None = None,
 ) -> h5t.TypeID:
     """The HDF5 type of the field at `path` of layout dtype `dtype`."""
     if dtype.subdtype is not None:
         base, shape = dtype.subdtype
-        return h5t.array_create(_member_type(base, path, time_fields, enums), shape)
+        return h5t.array_create(
+            _member_type(base, path, time_fields, enums, byte_order), shape)
     if dtype.names is not None:
-        return _compound_type(dtype, path, time_fields, enums)
+        return _compound_type(dtype, path, time_fields, enums, byte_order)
     if path in time_fields:
         for time_type, layout in _TIME_TYPES:
             if dtype == np.dtype(layout):
@@ -187,7 +233,7 @@ def _member_type(
     if path in enums:
         if dtype.kind not in "iu":
             raise TypeError(f"enum field {path!r} must have an integer dtype, not {dtype}")
-        enum = h5t.enum_create(h5t.py_create(dtype))
+        enum = h5t.enum_create(_number_type(dtype, byte_order))
         for name, value in enums[path].items():
             enum.enum_insert(name.encode("utf-8", "surrogateescape"), int(value))
         return enum
@@ -200,26 +246,26 @@ def _member_type(
         string.set_strpad(h5t.STR_NULLTERM)
         return string
     if kind in "iufc" and dtype.itemsize <= 16:
-        return h5t.py_create(dtype)
+        return _number_type(dtype, byte_order)
     raise TypeError(f"field {path!r} has the dtype {dtype}, which an HDF5 table cannot hold")
 
 
 def _compound_type(
     dtype: np.dtype[Any], prefix: str, time_fields: frozenset[str],
-    enums: Mapping[str, Mapping[str, int]],
+    enums: Mapping[str, Mapping[str, int]], byte_order: int | None = None,
 ) -> h5t.TypeCompoundID:
     assert dtype.names is not None and dtype.fields is not None
     compound = h5t.create(h5t.COMPOUND, dtype.itemsize)
     for name in dtype.names:
         field, offset = dtype.fields[name][:2]
-        member = _member_type(field, _join(prefix, name), time_fields, enums)
+        member = _member_type(field, _join(prefix, name), time_fields, enums, byte_order)
         compound.insert(name.encode("utf-8", "surrogateescape"), offset, member)
     return compound
 
 
 def compound_file_type(
     dtype: np.dtype[Any], *, time_fields: frozenset[str] = frozenset(),
-    enums: Mapping[str, Mapping[str, int]] | None = None,
+    enums: Mapping[str, Mapping[str, int]] | None = None, byteorder: str | None = None,
 ) -> h5t.TypeCompoundID:
     """The HDF5 compound type PyTables would write for the layout dtype `dtype`.
 
@@ -237,6 +283,9 @@ def compound_file_type(
         Paths (``'a'``, ``'nested/x'``) of the fields to store as times.
     enums : mapping, optional
         Path -> ``{member name: value}`` of the fields to store as enums.
+    byteorder : {'little', 'big'}, optional
+        The table's byte order, given to one-byte integers and enums (which NumPy cannot
+        mark) as PyTables does; None keeps HDF5's little-endian default.
 
     Raises
     ------
@@ -247,10 +296,52 @@ def compound_file_type(
     dtype = np.dtype(dtype)
     if dtype.names is None or dtype.subdtype is not None:
         raise TypeError(f"a table needs a structured dtype, not {dtype}")
-    return _compound_type(dtype, "", frozenset(time_fields), enums or {})
+    order = {None: None, "little": h5t.ORDER_LE, "big": h5t.ORDER_BE}[byteorder]
+    return _compound_type(dtype, "", frozenset(time_fields), enums or {}, order)
 
 
 # ---------------------------------------------------------------------- fill values
+@functools.cache
+def _hdf5_library() -> ctypes.CDLL | None:
+    """The HDF5 C library h5py runs on (already loaded in this process), or None."""
+    try:
+        with open("/proc/self/maps", encoding="utf-8") as maps:
+            paths = {line.split()[-1] for line in maps if "/libhdf5" in line}
+    except OSError:
+        return None  # not Linux: fill values then go through h5py's conversion only
+    core = [p for p in paths if os.path.basename(p).startswith(("libhdf5.", "libhdf5-"))]
+    # Other packages may bring their own HDF5 (PyTables' wheels do): take h5py's.
+    own = [p for p in core if "h5py" in p] or [p for p in core if "/tables" not in p]
+    core = own if len(core) > 1 else core
+    if len(core) != 1:
+        return None
+    try:
+        library = ctypes.CDLL(core[0])
+        function = library.H5Pset_fill_value
+    except (OSError, AttributeError):
+        return None
+    function.argtypes = (ctypes.c_int64, ctypes.c_int64, ctypes.c_void_p)
+    function.restype = ctypes.c_int
+    return library
+
+
+def set_raw_fill_value(dcpl: h5p.PropDCID, ftype: h5t.TypeID, row: AnyArray) -> bool:
+    """Set the fill value of ``dcpl`` to the bytes of ``row``, stored as type ``ftype``.
+
+    h5py converts fill values from types it makes itself, which cannot be bitfields or
+    times, and makes ``NULLPAD`` strings; PyTables gives HDF5 the file type itself.  This
+    does the same through HDF5's ``H5Pset_fill_value``, which h5py's library exports.
+    Returns False (nothing set) where that library cannot be found.
+    """
+    if row.nbytes != ftype.get_size():
+        raise ValueError(f"a fill row of {row.nbytes} bytes for a type of {ftype.get_size()}")
+    library = _hdf5_library()
+    if library is None:
+        return False
+    status = library.H5Pset_fill_value(dcpl.id, ftype.id, row.ctypes.data)
+    return bool(status >= 0)
+
+
 def _fill_dtype(htype: h5t.TypeID, dtype: np.dtype[Any], value: Any) -> np.dtype[Any] | None:
     """The dtype from which h5py's fill-value conversion gives `value` exactly, or None.
 
@@ -325,6 +416,7 @@ def create_table_dataset(
     pipeline: Sequence[tuple[int, int, tuple[int, ...]]] = (),
     fill_row: AnyArray | None = None,
     track_times: bool = True,
+    byteorder: str | None = None,
 ) -> Dataset:
     """Create an empty, extendible table dataset and return it wrapped.
 
@@ -354,6 +446,8 @@ def create_table_dataset(
         (``H5D_FILL_TIME_ALLOC``); tables keep their defaults in ``FIELD_<j>_FILL``.
     track_times : bool
         Whether HDF5 records times in the object header.
+    byteorder : {'little', 'big'}, optional
+        As for :func:`compound_file_type`.
 
     Raises
     ------
@@ -367,7 +461,8 @@ def create_table_dataset(
     from hyperslab.storage import datasets
 
     dtype = np.dtype(dtype)
-    ftype = compound_file_type(dtype, time_fields=time_fields, enums=enums)
+    ftype = compound_file_type(dtype, time_fields=time_fields, enums=enums,
+                               byteorder=byteorder)
     for filter_id, _flags, _cd in pipeline:
         datasets.check_filter_available(filter_id)
     dcpl = h5p.create(h5p.DATASET_CREATE)
@@ -376,14 +471,16 @@ def create_table_dataset(
     for filter_id, flags, cd_values in pipeline:
         dcpl.set_filter(int(filter_id), int(flags), tuple(int(v) for v in cd_values))
     fill = None
+    exact = False
     if fill_row is not None:
         row = np.asarray(fill_row, dtype=dtype)
         if row.shape != ():
             raise ValueError(f"the fill row must be a 0-d array, not of shape {row.shape}")
-        fill = _exact_fill(ftype, row)
+        exact = set_raw_fill_value(dcpl, ftype, np.ascontiguousarray(row))
+        fill = None if exact else _exact_fill(ftype, row)
     if isinstance(fill, np.ndarray):
         dcpl.set_fill_value(fill)
-    else:
+    elif not exact:
         dcpl.set_fill_time(h5d.FILL_TIME_ALLOC)
     try:
         dsid = h5d.create(
