@@ -104,16 +104,17 @@ def _is_complex_pair(htype: h5t.TypeCompoundID) -> np.dtype[Any] | None:
     return np.dtype(f"{base.byteorder}c{2 * size}")
 
 
-def _byte_order(htype: h5t.TypeID, cls: int) -> int | None:
-    """HDF5 byte order of a number, enum or time member (what PyTables' byteorder counts)."""
+def _byte_order(htype: h5t.TypeID, cls: int) -> list[int]:
+    """HDF5 byte order of a number, enum or time member (what PyTables' byteorder counts):
+    one order, or none for other members."""
     if cls in (h5t.INTEGER, h5t.FLOAT):
-        return int(htype.get_order())
+        return [int(htype.get_order())]
     if cls == h5t.ENUM:
-        return int(htype.get_super().get_order())
+        return [int(htype.get_super().get_order())]
     if cls == h5t.TIME:  # h5py's time types have no get_order
         big = any(htype.equal(t) for t in (h5t.UNIX_D32BE, h5t.UNIX_D64BE))
-        return h5t.ORDER_BE if big else h5t.ORDER_LE
-    return None
+        return [h5t.ORDER_BE if big else h5t.ORDER_LE]
+    return []
 
 
 def _number_dtype(htype: h5t.TypeID) -> np.dtype[Any] | None:
@@ -128,9 +129,7 @@ def _number_dtype(htype: h5t.TypeID) -> np.dtype[Any] | None:
 def _leaf_dtype(htype: h5t.TypeID, path: str, found: _Collect) -> np.dtype[Any]:
     """The layout dtype of one member type (recursing into compounds and arrays)."""
     cls = htype.get_class()
-    order = _byte_order(htype, cls)
-    if order is not None:
-        found.orders.append(order)
+    found.orders.extend(_byte_order(htype, cls))
     if cls in (h5t.INTEGER, h5t.FLOAT):
         dtype = _number_dtype(htype)
         if dtype is not None:
