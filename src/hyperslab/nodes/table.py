@@ -287,18 +287,41 @@ class Table(Leaf):
         return records
 
     def _append_records(self, records: AnyArray) -> None:
-        """Append native ``records``: whole chunks go to the file now, the rest waits."""
+        """Append native ``records``: whole chunks go to the file now, the rest waits.
+
+        For Blosc2 tables the append buffer holds the rows after the last stored chunk
+        boundary: they are topped up in place, written once they complete a chunk, and
+        rows covering whole chunks are written straight from ``records`` (no copies).
+        """
+        io = self._io
+        if not io._fast:
+            if self._buffered:
+                self._flush_rows()
+            self._store(records, final=True)
+            return
         if self._buffered:
-            assert self._buffer is not None
-            records = np.concatenate([self._buffer[: self._buffered], records])
-            self._buffered = 0
-        self._store(records, final=not self._io._fast)
+            buffer = self._ensure_buffer()
+            stored = io.nrows
+            room = -(stored + self._buffered) % io.chunkrows
+            take = min(room, len(records))
+            buffer[self._buffered : self._buffered + take] = records[:take]
+            self._buffered += take
+            records = records[take:]
+            if (stored + self._buffered) % io.chunkrows:
+                return  # still short of a chunk boundary: everything is buffered
+            whole, self._buffered = buffer[: self._buffered], 0
+            self._store(whole, final=True)
+        self._store(records, final=False)
+
+    def _ensure_buffer(self) -> AnyArray:
+        """The append buffer: room for one chunk of rows."""
+        if self._buffer is None:
+            self._buffer = np.empty(self._io.chunkrows, dtype=self.dtype)
+        return self._buffer
 
     def _buffer_record(self, record: AnyArray) -> None:
         """Add one native 0-d record to the append buffer (Row.append)."""
-        buffer = self._buffer
-        if buffer is None:
-            buffer = self._buffer = np.empty(self._io.chunkrows, dtype=self.dtype)
+        buffer = self._ensure_buffer()
         buffer[self._buffered] = record
         self._buffered += 1
         self._file._unflushed.add(self)
@@ -325,10 +348,8 @@ class Table(Leaf):
                 raise
             self._write_nrows()
         rest = records[count:]
-        if len(rest):
-            if self._buffer is None or len(self._buffer) < len(rest):
-                self._buffer = np.empty(max(len(rest), io.chunkrows), dtype=self.dtype)
-            self._buffer[: len(rest)] = rest
+        if len(rest):  # fewer rows than a chunk (``final`` is False here)
+            self._ensure_buffer()[: len(rest)] = rest
             self._buffered = len(rest)
             self._file._unflushed.add(self)
         else:

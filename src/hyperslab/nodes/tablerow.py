@@ -98,8 +98,7 @@ class Row:
                     self._coords = None
                     self._first = int(coords)
                     self._step = step
-                for i in range(len(records)):
-                    self._i = i
+                for self._i in range(len(records)):  # the cursor moves itself
                     yield self
                 if len(self._updates) >= _UPDATE_FLUSH_ROWS:
                     self._flush_updates()
