@@ -192,7 +192,10 @@ class RecordIO:
         if len(records) == 0:
             return
         data = self.to_file(records)
-        write_selection(self.dataset, slice(start, start + len(data)), data, self.engine)
+        if self._fast:
+            write_selection(self.dataset, slice(start, start + len(data)), data, self.engine)
+        else:
+            self.dataset.write_rows(start, data)
 
     def write_points(self, coords: AnyArray, records: AnyArray) -> None:
         """Write native ``records[i]`` at row ``coords[i]`` (the last one wins for repeated
