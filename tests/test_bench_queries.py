@@ -109,7 +109,6 @@ def test_every_case_agrees_with_numpy(
 
 
 def test_pandas_agrees_with_numpy(source: Path, records: Any) -> None:
-    pytest.importorskip("pandas")
     limits = qbench.choose_limits(records, 0.01)
     params = {"part": "search", "codec": "none", "source": str(source), "limits": limits}
     expected = qbench.check_of(qbench.numpy_hits(records, limits))

@@ -59,7 +59,7 @@ class Table(Leaf):
     >>> path = os.path.join(tempfile.mkdtemp(), "table.h5")
     >>> with hyperslab.open_file(path, "w") as f:
     ...     t = f.create_table("/", "particles", Particle, "some particles")
-    ...     t.append([(b"alpha", 1.5), (b"beta", 3.0), (b"gamma", 0.5)])
+    ...     t.append([(1.5, b"alpha"), (3.0, b"beta"), (0.5, b"gamma")])  # alphabetical
     ...     print(t.nrows, t.read_where("energy > 1", field="name"))
     3 [b'alpha' b'beta']
     """
