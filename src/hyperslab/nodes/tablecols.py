@@ -134,9 +134,7 @@ class Column:
         return (f"{self.table._path}.cols.{self.pathname.replace('/', '.')} "
                 f"(Column({self.table.nrows},), {self.dtype.base}, idx=None)")
 
-    def __str__(self) -> str:
-        return (f"{self.table._path}.cols.{self.pathname.replace('/', '.')} "
-                f"(Column({self.table.nrows},), {self.dtype.base}, idx=None)")
+    __str__ = __repr__
 
 
 class Cols:
