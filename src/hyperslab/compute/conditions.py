@@ -28,6 +28,7 @@ import numexpr as ne
 import numpy as np
 
 from hyperslab.errors import ConditionTypeError
+from hyperslab.nodes.description import field_of
 
 __all__ = [
     "COND_CACHE_SLOTS",
@@ -339,16 +340,6 @@ def compile_condition(
         raise _unsupported(exc, condition) from exc
     return CompiledCondition(condition, program, tuple(program.input_names),
                              _uses_vml(expr))
-
-
-def field_of(records: np.ndarray, path: str) -> np.ndarray:
-    """The view of column ``path`` (``'a'`` or ``'nested/x'``) of structured ``records``."""
-    if "/" not in path:
-        return records[path]
-    view = records
-    for part in path.split("/"):
-        view = view[part]
-    return view
 
 
 @dataclass(frozen=True, slots=True)

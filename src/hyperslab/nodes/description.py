@@ -512,11 +512,23 @@ def flat_columns(descr: Description) -> list[Col]:
     return [col for col in descr._f_walk("Col") if isinstance(col, Col)]
 
 
-def _field_view(row: AnyArray, path: str) -> AnyArray:
-    view = row
-    for part in path.split("/"):
-        view = view[part]
-    return view
+def field_of(records: AnyArray, path: str) -> AnyArray:
+    """The column ``path`` (``'a'`` or ``'nested/x'``) of a structured array, as a view.
+
+    Raises
+    ------
+    KeyError
+        If ``path`` names no field, with the path in the message.
+    """
+    try:
+        if "/" not in path:
+            return records[path]
+        column = records
+        for part in path.split("/"):
+            column = column[part]
+        return column
+    except (KeyError, ValueError, IndexError):
+        raise KeyError(f"no field named {path!r}; the fields are {records.dtype.names}") from None
 
 
 def default_row(descr: Description, dtype: DTypeLike | None = None) -> AnyArray:
@@ -538,7 +550,7 @@ def default_row(descr: Description, dtype: DTypeLike | None = None) -> AnyArray:
     """
     row = np.zeros((), dtype=descr._v_dtype if dtype is None else dtype)
     for col in flat_columns(descr):
-        _field_view(row, col._v_pathname)[...] = col.dflt
+        field_of(row, col._v_pathname)[...] = col.dflt
     return row
 
 
@@ -759,7 +771,16 @@ def warn_if_too_many_columns(descr: Description, where: str, max_columns: int = 
 
 
 __all__ = [
-    "MAX_COLUMNS", "Description", "IsDescription", "MetaIsDescription", "default_row",
-    "descr_from_dtype", "description_from_layout", "dtype_from_descr", "flat_columns",
-    "storage_spec", "warn_if_too_many_columns",
+    "MAX_COLUMNS",
+    "Description",
+    "IsDescription",
+    "MetaIsDescription",
+    "default_row",
+    "descr_from_dtype",
+    "description_from_layout",
+    "dtype_from_descr",
+    "field_of",
+    "flat_columns",
+    "storage_spec",
+    "warn_if_too_many_columns",
 ]

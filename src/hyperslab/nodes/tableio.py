@@ -17,7 +17,7 @@ import numpy as np
 from hyperslab._typing import AnyArray
 from hyperslab.chunked.access import write_selection
 from hyperslab.chunked.engine import ChunkEngine, RawKind
-from hyperslab.nodes.tablerow import field_of
+from hyperslab.nodes.description import field_of
 from hyperslab.storage.compound import decode_time64, encode_time64
 from hyperslab.storage.datasets import Dataset
 

@@ -15,28 +15,10 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from hyperslab._typing import AnyArray
+from hyperslab.nodes.description import field_of
 
 if TYPE_CHECKING:
     from hyperslab.nodes.table import Table
-
-
-def field_of(records: AnyArray, path: str) -> AnyArray:
-    """The column ``path`` (``'a'`` or ``'nested/x'``) of a structured array, as a view.
-
-    Raises
-    ------
-    KeyError
-        If ``path`` names no field, with the path in the message.
-    """
-    try:
-        if "/" not in path:
-            return records[path]
-        column = records
-        for part in path.split("/"):
-            column = column[part]
-        return column
-    except (KeyError, ValueError, IndexError):
-        raise KeyError(f"no field named {path!r}; the fields are {records.dtype.names}") from None
 
 
 class Row:
@@ -256,4 +238,4 @@ _UPDATE_FLUSH_ROWS = 65536
 """Rows changed by :meth:`Row.update` that are written together."""
 
 
-__all__ = ["Row", "field_of"]
+__all__ = ["Row"]
