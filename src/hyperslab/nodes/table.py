@@ -17,12 +17,18 @@ import numpy as np
 
 from hyperslab._typing import AnyArray, Shape
 from hyperslab.nodes.cols import EnumCol
-from hyperslab.nodes.description import Description, description_from_layout, flat_columns
+from hyperslab.nodes.description import (
+    Description,
+    default_row,
+    description_from_layout,
+    field_of,
+    flat_columns,
+)
 from hyperslab.nodes.enum import Enum
 from hyperslab.nodes.leaf import Leaf
 from hyperslab.nodes.tablecols import Cols, Column, column_instances
 from hyperslab.nodes.tableio import RecordIO
-from hyperslab.nodes.tablerow import Row, field_of
+from hyperslab.nodes.tablerow import Row
 from hyperslab.storage import attributes as raw
 
 if TYPE_CHECKING:
@@ -237,11 +243,23 @@ class Table(Leaf):
     def _default_record(self) -> AnyArray:
         """A 0-d native record holding every column's default (a fresh copy)."""
         if self._default_ is None:
-            default = np.zeros((), dtype=self.dtype)
-            for col in flat_columns(self.description):
-                field_of(default, col._v_pathname)[...] = col.dflt
-            self._default_ = default
+            self._default_ = default_row(self.description, self.dtype)
         return self._default_.copy()
+
+    def _row_number(self, key: Any, label: str = "index", where: str | None = None) -> int:
+        """Row ``key`` (negative counts from the end) as a row number of the table.
+
+        Raises
+        ------
+        IndexError
+            If it is out of range (``label`` and ``where`` name it in the message).
+        """
+        nrows = self.nrows
+        index = operator.index(key)
+        if not -nrows <= index < nrows:
+            raise IndexError(f"{label} {index} out of range for {where or self._path} "
+                             f"with {nrows} rows")
+        return index % nrows
 
     def _check_writable_table(self) -> None:
         self._file._check_writable()
@@ -486,11 +504,7 @@ class Table(Leaf):
         io = self._ready()
         nrows = io.nrows
         if isinstance(key, (int, np.integer)):
-            index = operator.index(key)
-            if not -nrows <= index < nrows:
-                raise IndexError(f"index {index} out of range for {self._path} "
-                                 f"with {nrows} rows")
-            index %= nrows
+            index = self._row_number(key)
             return io.read_span(index, index + 1)[0]
         if isinstance(key, slice):
             rows = _rows_of(key, nrows)
@@ -686,11 +700,8 @@ class Table(Leaf):
         self._check_writable_table()
         nrows = self.nrows
         if isinstance(key, (int, np.integer)):
-            index = operator.index(key)
-            if not -nrows <= index < nrows:
-                raise IndexError(f"index {index} out of range for {self._path} "
-                                 f"with {nrows} rows")
-            self.modify_rows(index % nrows, index % nrows + 1, 1, [value]
+            index = self._row_number(key)
+            self.modify_rows(index, index + 1, 1, [value]
                              if not isinstance(value, np.ndarray) or value.ndim == 0
                              else value)
             return
@@ -739,11 +750,8 @@ class Table(Leaf):
 
     def remove_row(self, n: int) -> None:
         """Remove row ``n`` (negative counts from the end)."""
-        nrows = self.nrows
-        index = operator.index(n)
-        if not -nrows <= index < nrows:
-            raise IndexError(f"row {index} out of range for {self._path} with {nrows} rows")
-        self.remove_rows(index % nrows, index % nrows + 1)
+        index = self._row_number(n, "row")
+        self.remove_rows(index, index + 1)
 
     def truncate(self, size: int | Sequence[int]) -> None:
         """Shrink or grow the table to ``size`` rows; new rows hold the column defaults."""

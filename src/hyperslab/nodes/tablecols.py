@@ -2,15 +2,13 @@
 
 from __future__ import annotations
 
-import operator
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from hyperslab._typing import AnyArray, Shape
-from hyperslab.nodes.description import Description
-from hyperslab.nodes.tablerow import field_of
+from hyperslab.nodes.description import Description, field_of
 
 if TYPE_CHECKING:
     from hyperslab.nodes.cols import Col
@@ -73,17 +71,15 @@ class Column:
     def __len__(self) -> int:
         return self.table.nrows
 
+    def _where(self) -> str:
+        return f"column {self.pathname!r} of {self.table._path}"
+
     def __getitem__(self, key: Any) -> Any:
         """Values by int, slice (any step), int array or boolean mask."""
         table = self.table
         if isinstance(key, (int, np.integer)):
-            nrows = table.nrows
-            index = operator.index(key)
-            if not -nrows <= index < nrows:
-                raise IndexError(f"index {index} out of range for column {self.pathname!r} "
-                                 f"of {table._path} with {nrows} rows")
-            value = table.read(index % nrows, index % nrows + 1, field=self.pathname)[0]
-            return value
+            index = table._row_number(key, where=self._where())
+            return table.read(index, index + 1, field=self.pathname)[0]
         if isinstance(key, slice):
             return table.read(key.start, key.stop, key.step, field=self.pathname)
         if isinstance(key, (list, np.ndarray)):
@@ -94,12 +90,8 @@ class Column:
         """Set values by int, slice (step >= 1), int array or boolean mask."""
         table = self.table
         if isinstance(key, (int, np.integer)):
-            nrows = table.nrows
-            index = operator.index(key)
-            if not -nrows <= index < nrows:
-                raise IndexError(f"index {index} out of range for column {self.pathname!r} "
-                                 f"of {table._path} with {nrows} rows")
-            table.modify_column(index % nrows, index % nrows + 1, 1, [value], self.pathname)
+            index = table._row_number(key, where=self._where())
+            table.modify_column(index, index + 1, 1, [value], self.pathname)
             return
         if isinstance(key, slice):
             rows = range(*key.indices(table.nrows))
