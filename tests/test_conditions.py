@@ -1,14 +1,15 @@
 """Conditions: name resolution, validation, compilation and block evaluation.
 
 These tests run against :class:`FakeTable`, a small in-memory object implementing the table
-protocol the compute layer relies on (``colinstances``, ``_iter_blocks``, ``_rows_at``,
-``_append_records``...), so they do not depend on the real Table.  ``test_queries`` uses
-the same fake, and the real API with NumPy and PyTables as oracles.
+protocol the compute layer relies on (``colinstances``, ``_iter_blocks``, ``_map_blocks``,
+``_rows_at``, ``_append_records``...), so they do not depend on the real Table.
+``test_queries`` uses the same fake, and the real API with NumPy and PyTables as oracles.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Sequence
+from contextlib import nullcontext
 from typing import Any
 
 import numexpr as ne
@@ -83,7 +84,8 @@ class FakeTable:
         self.block = block
         self.description = None
         self.flushes = 0
-        self.calls: list[tuple[int, int, int, tuple[str, ...] | None]] = []
+        # (start, stop, step, fields read or "map" for _map_blocks)
+        self.calls: list[tuple[int, int, int, tuple[str, ...] | str | None]] = []
         self._defaults = defaults if defaults is not None else np.zeros((), data.dtype)
         self.colinstances: dict[str, Any] = {}
         self._add_columns(data.dtype, "")
@@ -112,8 +114,18 @@ class FakeTable:
 
     def _iter_blocks(self, start: int, stop: int, step: int,
                      fields: Sequence[str] | None = None) -> Iterator[tuple[int, np.ndarray]]:
-        assert step > 0 and 0 <= start <= stop <= self.nrows, (start, stop, step)
         self.calls.append((start, stop, step, None if fields is None else tuple(fields)))
+        return self._blocks(start, stop, step)
+
+    def _map_blocks(self, start: int, stop: int, step: int, work: Any,
+                    parallel_context: Any = None) -> Iterator[Any]:
+        self.calls.append((start, stop, step, "map"))
+        with parallel_context() if parallel_context is not None else nullcontext():
+            for first, records in self._blocks(start, stop, step):
+                yield work(first, records)
+
+    def _blocks(self, start: int, stop: int, step: int) -> Iterator[tuple[int, np.ndarray]]:
+        assert step > 0 and 0 <= start <= stop <= self.nrows, (start, stop, step)
         rows = np.arange(start, stop, step)
         buffer = np.empty(self.block, self.dtype)
         for lo in range(0, len(rows), self.block):

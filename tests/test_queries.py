@@ -11,9 +11,11 @@ Two halves:
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
+import numexpr as ne
 import numpy as np
 import pytest
 import tables
@@ -22,7 +24,8 @@ from hypothesis import strategies as st
 
 import hyperslab
 from hyperslab.compute import queries
-from hyperslab.errors import ConditionTypeError, FileModeError
+from hyperslab.errors import ClosedFileError, ConditionTypeError, FileModeError
+from hyperslab.nodes import tableio
 from test_conditions import FakeFile, FakeTable, make_data
 
 # ============================================================================ fake table
@@ -51,9 +54,9 @@ def test_where_rows_and_values(fake: FakeTable) -> None:
     assert [r["nested/x"] for r in rows] == list(fake.data["nested"]["x"][expected])
 
 
-def test_where_reads_only_condition_columns(fake: FakeTable) -> None:
+def test_where_scans_the_range_once(fake: FakeTable) -> None:
     list(fake_where(fake, "(f8 > 10) & (i1 < 0) | b", {}))
-    assert fake.calls == [(0, 40, 1, ("b", "f8", "i1"))]
+    assert fake.calls == [(0, 40, 1, "map")]
 
 
 def test_where_frame_variables(fake: FakeTable) -> None:
@@ -321,11 +324,12 @@ def spec_records(n: int, seed: int = 0) -> np.ndarray:
 
 
 def make_tables(tmp_path: Path, data: np.ndarray, chunkshape: int = 50,
-                name: str = "t") -> tuple[Path, Path]:
-    """The same table written by hyperslab and by PyTables (the oracle)."""
+                name: str = "t", filters: hyperslab.Filters | None = None) -> tuple[Path, Path]:
+    """The same table written by hyperslab (with ``filters``) and by PyTables (the oracle,
+    uncompressed)."""
     ours, theirs = tmp_path / f"{name}_hs.h5", tmp_path / f"{name}_pt.h5"
     with hyperslab.open_file(ours, "w") as f:
-        f.create_table("/", "t", obj=data, chunkshape=(chunkshape,))
+        f.create_table("/", "t", obj=data, chunkshape=(chunkshape,), filters=filters)
     with tables.open_file(theirs, "w") as f:
         f.create_table("/", "t", obj=data, chunkshape=(chunkshape,))
     return ours, theirs
@@ -540,13 +544,26 @@ def rich_conditions(draw: st.DrawFn) -> str:
     window=st.tuples(st.none() | st.integers(-320, 320), st.none() | st.integers(-320, 320),
                      st.none() | st.integers(1, 40)),
     chunk=st.integers(1, 64),
+    block_bytes=st.sampled_from([tableio.BLOCK_BYTES, 1]),
+    complib=st.sampled_from([None, "blosc2:lz4"]),
 )
 def test_real_generated_queries_match_pytables(tmp_path_factory: pytest.TempPathFactory,
                                                data: np.ndarray, condition: str,
-                                               window: tuple[Any, Any, Any],
-                                               chunk: int) -> None:
+                                               window: tuple[Any, Any, Any], chunk: int,
+                                               block_bytes: int, complib: str | None) -> None:
+    """``block_bytes=1`` makes every chunk a block: the scan then runs in the pool's
+    threads, several blocks at a time."""
+    filters = None if complib is None else hyperslab.Filters(5, complib, shuffle=True)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(tableio, "BLOCK_BYTES", block_bytes)
+        _check_generated_query(tmp_path_factory, data, condition, window, chunk, filters)
+
+
+def _check_generated_query(tmp_path_factory: pytest.TempPathFactory, data: np.ndarray,
+                           condition: str, window: tuple[Any, Any, Any], chunk: int,
+                           filters: hyperslab.Filters | None) -> None:
     folder = tmp_path_factory.mktemp("gen")
-    ours, theirs = make_tables(folder, data, chunkshape=chunk)
+    ours, theirs = make_tables(folder, data, chunkshape=chunk, filters=filters)
     start, stop, step = window
     try:
         with np.errstate(all="ignore"):
@@ -604,3 +621,85 @@ def test_real_queries_on_pytables_file_with_special_columns(tmp_path: Path) -> N
                                           expected)
             np.testing.assert_array_equal(hs.root.t.read_where(condition, condvars),
                                           pt.root.t.read_where(condition, condvars))
+
+
+def _parallel_table(tmp_path: Path, nrows: int = 20_000) -> tuple[Path, np.ndarray]:
+    """A Blosc2 table of many small chunks, streamed in one-chunk blocks (the scan runs in
+    the pool's threads)."""
+    data = spec_records(nrows)
+    path = tmp_path / "parallel.h5"
+    with hyperslab.open_file(path, "w") as f:
+        f.create_table("/", "t", obj=data, chunkshape=(500,),
+                       filters=hyperslab.Filters(5, "blosc2:lz4", shuffle=True))
+    return path, data
+
+
+def test_concurrent_queries_from_threads(tmp_path: Path,
+                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    """Threads querying one table with one condition at the same time (numexpr programs
+    are not shareable between threads: each thread gets its own)."""
+    monkeypatch.setattr(tableio, "BLOCK_BYTES", 1)
+    path, data = _parallel_table(tmp_path)
+    condition = "((col1 > 10) & (col3 < 4000.5)) | (sin(col4) > 0.9)"
+    with np.errstate(all="ignore"):
+        expected = np.flatnonzero(((data["col1"] > 10) & (data["col3"] < 4000.5))
+                                  | (np.sin(data["col4"]) > 0.9))
+    with hyperslab.open_file(path) as f:
+        t = f.root.t
+
+        def query(_: int) -> bool:
+            ok = True
+            for _ in range(5):
+                ok &= np.array_equal(t.get_where_list(condition, {}), expected)
+                ok &= np.array_equal(t.read_where(condition, {}, field="col2"),
+                                     data["col2"][expected])
+            return ok
+
+        with ThreadPoolExecutor(4) as pool:
+            assert all(pool.map(query, range(8)))
+
+
+def test_queries_leave_numexpr_threads_as_they_were(tmp_path: Path,
+                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(tableio, "BLOCK_BYTES", 1)
+    path, data = _parallel_table(tmp_path)
+    before = ne.get_num_threads()
+    try:
+        ne.set_num_threads(3)
+        with hyperslab.open_file(path) as f:
+            t = f.root.t
+            rows = t.where("col1 > 10", {})
+            first = next(rows)
+            assert first.nrow == int(np.flatnonzero(data["col1"] > 10)[0])
+            # Numexpr is serial while a parallel scan is open, and restored when the
+            # last one ends, however it ends.
+            assert ne.get_num_threads() == 1
+            assert len(t.read_where("col2 < 100", {})) == np.count_nonzero(data["col2"] < 100)
+            assert ne.get_num_threads() == 1
+            rows.close()
+            assert ne.get_num_threads() == 3
+            assert len(t.get_where_list("col2 < 100", {})) == np.count_nonzero(
+                data["col2"] < 100)
+            assert ne.get_num_threads() == 3
+    finally:
+        ne.set_num_threads(before)
+
+
+def test_abandoned_where_stops_reading(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Leaving a ``where`` loop early leaves nothing reading the file: it closes cleanly
+    and the next query sees every row."""
+    monkeypatch.setattr(tableio, "BLOCK_BYTES", 1)
+    path, data = _parallel_table(tmp_path)
+    with hyperslab.open_file(path) as f:
+        t = f.root.t
+        for row in t.where("col1 >= 0", {}):
+            if row.nrow == 1234:
+                break
+        assert t.get_where_list("col1 >= 0", {}).tolist() == list(
+            np.flatnonzero(data["col1"] >= 0))
+    with hyperslab.open_file(path) as f:
+        rows = f.root.t.where("col1 >= 0", {})
+        next(rows)
+    # the file closed with the iterator still open: it now fails cleanly
+    with pytest.raises(ClosedFileError):
+        list(rows)

@@ -124,6 +124,16 @@ class ChunkEngine:
 
     # ------------------------------------------------------------------ helpers
     @property
+    def workers(self) -> int:
+        """Threads of the pool chunks are (de)compressed in."""
+        return self._workers
+
+    def pool(self) -> Executor:
+        """The thread pool (created on first use).  Tasks run in it must not wait on other
+        tasks of the pool (read with ``serial=True`` there)."""
+        return self._executor()
+
+    @property
     def chunk_nbytes(self) -> int:
         """Bytes of one uncompressed chunk."""
         return math.prod(self._chunkshape) * self._itemsize
@@ -232,17 +242,21 @@ class ChunkEngine:
         )
 
     # ------------------------------------------------------------------ boxes
-    def read_box(self, box: Box, out: AnyArray | None = None) -> AnyArray:
+    def read_box(
+        self, box: Box, out: AnyArray | None = None, *, serial: bool = False
+    ) -> AnyArray:
         """Read a box of the dataset into ``out`` or a new array of the box's shape.
 
         ``out``, when given, must be C-contiguous, of the box's shape (items' trailing axes
         included) and of the dataset's dtype: chunks are decoded straight into it.
+        ``serial`` decodes every chunk in the calling thread with one Blosc2 thread (for
+        callers that already run in the pool's threads).
         """
         if out is None:
             out = np.empty(box_shape(box), dtype=self._dtype)
         shape = self._dataset.shape
         pieces = list(chunk_pieces(box, shape, self._chunkshape))
-        use_pool, nthreads = self._threads(len(pieces))
+        use_pool, nthreads = (False, 1) if serial else self._threads(len(pieces))
         if use_pool:
             executor = self._executor()
             for future in [executor.submit(self._read_piece, p, out, 1) for p in pieces]:

@@ -17,11 +17,13 @@ A condition is a numexpr expression over column names and outer variables, such 
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import re
 import sys
-from collections.abc import Mapping
-from dataclasses import dataclass
+import threading
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
 from typing import Any
 
 import numexpr as ne
@@ -40,6 +42,7 @@ __all__ = [
     "condition_names",
     "field_of",
     "resolve_operands",
+    "serial_numexpr",
 ]
 
 COND_CACHE_SLOTS = 128
@@ -240,12 +243,16 @@ def _cast_for_numexpr(dtype: np.dtype[Any]) -> np.dtype[Any] | None:
 class CompiledCondition:
     """A condition compiled by numexpr for given operand types.
 
+    A numexpr program keeps its working memory in the program object, so two threads must
+    never run the same one at once: :meth:`program` hands each thread its own copy
+    (compiled there on first use).
+
     Attributes
     ----------
     condition : str
         The condition text.
-    program : numexpr.NumExpr
-        The compiled numexpr program; its inputs are ``parameters`` in that order.
+    signature : tuple of (str, type)
+        ``(name, numexpr type)`` of the program's inputs, in call order.
     parameters : tuple of str
         Names of the variables the program takes, in call order.
     uses_vml : bool
@@ -253,9 +260,47 @@ class CompiledCondition:
     """
 
     condition: str
-    program: Any
+    signature: tuple[tuple[str, type], ...]
     parameters: tuple[str, ...]
     uses_vml: bool
+    _programs: threading.local = field(default_factory=threading.local, repr=False,
+                                       compare=False)
+
+    def program(self) -> Any:
+        """The numexpr program of the calling thread (a ``numexpr.NumExpr``)."""
+        programs = self._programs
+        compiled = getattr(programs, "program", None)
+        if compiled is None:
+            compiled = programs.program = _NEC.NumExpr(self.condition, list(self.signature))
+        return compiled
+
+
+_serial_lock = threading.Lock()
+_serial_users = 0
+_saved_threads = 1
+
+
+@contextlib.contextmanager
+def serial_numexpr() -> Iterator[None]:
+    """Make numexpr evaluate in the calling thread only, while inside.
+
+    Parallel scans evaluate one block per pool thread; numexpr's own threads would only
+    serialize them (numexpr runs one multithreaded evaluation at a time).  numexpr's
+    thread count is process-wide: it is set to 1 when the first scan enters and set back
+    to what it was when the last one leaves.
+    """
+    global _serial_users, _saved_threads
+    with _serial_lock:
+        if _serial_users == 0:
+            _saved_threads = ne.set_num_threads(1)
+        _serial_users += 1
+    try:
+        yield
+    finally:
+        with _serial_lock:
+            _serial_users -= 1
+            if _serial_users == 0:
+                ne.set_num_threads(_saved_threads)
 
 
 def _variable_names(expr: Any) -> tuple[str, ...]:
@@ -333,13 +378,15 @@ def compile_condition(
         raise TypeError(f"condition ``{condition}`` does not have a boolean type "
                         f"(it is {expr.astKind})")
     names = _variable_names(expr)
-    signature = [(name, typemap[name]) for name in names]
+    signature = tuple((name, typemap[name]) for name in names)
     try:
-        program = _NEC.NumExpr(expr, signature)
+        program = _NEC.NumExpr(expr, list(signature))
     except NotImplementedError as exc:
         raise _unsupported(exc, condition) from exc
-    return CompiledCondition(condition, program, tuple(program.input_names),
-                             _uses_vml(expr))
+    compiled = CompiledCondition(condition, signature, tuple(program.input_names),
+                                 _uses_vml(expr))
+    compiled._programs.program = program  # the compiling thread's copy
+    return compiled
 
 
 @dataclass(frozen=True, slots=True)
@@ -387,9 +434,7 @@ class BoundCondition:
             else:
                 args.append(arg)
         compiled = self.compiled
-        return compiled.program(
-            *args, out=out, ex_uses_vml=compiled.uses_vml
-        )
+        return compiled.program()(*args, out=out, ex_uses_vml=compiled.uses_vml)
 
 
 def bind_condition(

@@ -1,23 +1,25 @@
 """In-kernel queries on tables: ``where``, ``read_where``, ``get_where_list``, ``append_where``.
 
 ``Table`` methods delegate here (``queries.where(self, ..., depth=1)``).  Every function
-validates the range and the condition before it reads a row, then streams the table with
-``table._iter_blocks`` (cache-sized, chunk-aligned blocks), evaluates the compiled condition
-on each block with numexpr over the needed column views only, and keeps the matches:
-Rows are built for matching records only, and results are gathered straight into a
-growing output buffer.
+validates the range and the condition before it reads a row, then scans the table with
+``table._map_blocks``: chunk-aligned blocks are read, evaluated with numexpr over the
+needed column views only and reduced to their matches in the table's pool threads, one
+block per thread, with buffers each thread reuses.  Rows are built for matching records
+only, and results are gathered into a growing output buffer.
 
 The table protocol used here: ``colinstances``, ``nrows``, ``dtype``, ``path``, ``_file``
-(its ``_check_writable()``), ``_iter_blocks(start, stop, step, fields)`` (called with a
-positive step only), ``_rows_at(blocks)``, ``_append_records(records)`` and
+(its ``_check_writable()``), ``_map_blocks(start, stop, step, work, parallel_context)``
+and ``_iter_blocks(start, stop, step, fields)`` (called with a positive step only),
+``_rows_at(blocks)``, ``_append_records(records)`` and
 ``_default_record()`` (``append_where`` between tables of different dtypes) and
 ``flush()``.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
-from typing import Any
+import threading
+from collections.abc import Callable, Iterator, Mapping
+from typing import Any, TypeVar
 
 import numpy as np
 
@@ -26,6 +28,7 @@ from hyperslab.compute.conditions import (
     bind_condition,
     caller_namespace,
     field_of,
+    serial_numexpr,
 )
 
 __all__ = [
@@ -36,6 +39,8 @@ __all__ = [
     "where",
     "will_query_use_indexing",
 ]
+
+Result = TypeVar("Result")
 
 _APPEND_BATCH_ROWS = 1 << 16
 """Rows gathered before append_where hands them to the destination table."""
@@ -84,33 +89,41 @@ def query_range(
     return slice(start, stop, step).indices(int(nrows))
 
 
-def _scan(
-    table: Any, bound: BoundCondition, start: int, stop: int, step: int
-) -> Iterator[tuple[int | np.ndarray, np.ndarray, np.ndarray, int]]:
-    """Yield ``(first, records, mask, matches)`` for each block with at least one match.
+Collect = Callable[[int, np.ndarray, np.ndarray, int], Result]
+"""What a query keeps of a block: ``collect(first, records, mask, matches)``."""
 
-    ``mask`` is a reused buffer and ``records`` may be one: both are valid only until the
-    next iteration.
+
+def _scan(
+    table: Any, bound: BoundCondition, start: int, stop: int, step: int,
+    collect: Collect[Result],
+) -> Iterator[Result]:
+    """Yield ``collect(first, records, mask, matches)`` for each block with a match.
+
+    Blocks are read and evaluated in the table's pool threads (numexpr single-threaded in
+    each, see :func:`serial_numexpr`); the results come in row order.  ``collect`` runs in
+    those threads and must return new objects: ``records`` and ``mask`` are buffers
+    reused for the thread's next block.
     """
     if start >= stop:
         return
-    mask_buffer = np.empty(0, dtype=bool)
-    for first, records in table._iter_blocks(start, stop, step, bound.columns):
+    masks = threading.local()
+
+    def work(first: int, records: np.ndarray) -> Result | None:
         count = len(records)
-        if count == 0:
-            continue
-        if mask_buffer.size < count:
-            mask_buffer = np.empty(count, dtype=bool)
-        mask = bound.evaluate(records, out=mask_buffer[:count])
+        mask = getattr(masks, "buffer", None)
+        if mask is None or len(mask) < count:
+            mask = masks.buffer = np.empty(count, dtype=bool)
+        mask = bound.evaluate(records, out=mask[:count])
         matches = int(np.count_nonzero(mask))
-        if matches:
-            yield first, records, mask, matches
+        return collect(first, records, mask, matches) if matches else None
+
+    for result in table._map_blocks(start, stop, step, work, serial_numexpr):
+        if result is not None:
+            yield result
 
 
-def _coordinates(first: int | np.ndarray, step: int, positions: np.ndarray) -> np.ndarray:
+def _coordinates(first: int, step: int, positions: np.ndarray) -> np.ndarray:
     """Row numbers of the records at ``positions`` of a block starting at ``first``."""
-    if isinstance(first, np.ndarray):
-        return np.asarray(first, dtype=np.int64)[positions]
     if step != 1:
         positions = positions * step
     return (positions + first).astype(np.int64, copy=False)
@@ -120,9 +133,13 @@ def _matches(
     table: Any, bound: BoundCondition, start: int, stop: int, step: int
 ) -> Iterator[tuple[np.ndarray, np.ndarray]]:
     """Yield ``(coordinates, records)`` of the matching rows (gathered copies), by block."""
-    for first, records, mask, _ in _scan(table, bound, start, stop, step):
+
+    def collect(first: int, records: np.ndarray, mask: np.ndarray,
+                matches: int) -> tuple[np.ndarray, np.ndarray]:
         positions = np.flatnonzero(mask)
-        yield _coordinates(first, step, positions), records[positions]
+        return _coordinates(first, step, positions), records[positions]
+
+    return _scan(table, bound, start, stop, step, collect)
 
 
 def _prepare(
@@ -264,10 +281,15 @@ def read_where(
     bound, (start_, stop_, step_) = _prepare(table, condition, condvars, namespace,
                                              start, stop, step)
     dtype = table.dtype if field is None else _field_dtype(table.dtype, field)
-    gatherer = _Gatherer(dtype, _selected(start_, stop_, step_))
-    for _, records, mask, matches in _scan(table, bound, start_, stop_, step_):
+
+    def collect(first: int, records: np.ndarray, mask: np.ndarray,
+                matches: int) -> tuple[np.ndarray, int]:
         source = records if field is None else field_of(records, field)
-        np.compress(mask, source, axis=0, out=gatherer.reserve(matches, len(records)))
+        return np.compress(mask, source, axis=0), len(records)
+
+    gatherer = _Gatherer(dtype, _selected(start_, stop_, step_))
+    for found, scanned in _scan(table, bound, start_, stop_, step_, collect):
+        gatherer.reserve(len(found), scanned)[...] = found
     return gatherer.result()
 
 
@@ -299,10 +321,14 @@ def get_where_list(
     namespace = None if condvars is not None else caller_namespace(depth)
     bound, (start_, stop_, step_) = _prepare(table, condition, condvars, namespace,
                                              start, stop, step)
+
+    def collect(first: int, records: np.ndarray, mask: np.ndarray,
+                matches: int) -> tuple[np.ndarray, int]:
+        return _coordinates(first, step_, np.flatnonzero(mask)), len(records)
+
     gatherer = _Gatherer(np.dtype(np.int64), _selected(start_, stop_, step_))
-    for first, records, mask, matches in _scan(table, bound, start_, stop_, step_):
-        target = gatherer.reserve(matches, len(records))
-        target[...] = _coordinates(first, step_, np.flatnonzero(mask))
+    for found, scanned in _scan(table, bound, start_, stop_, step_, collect):
+        gatherer.reserve(len(found), scanned)[...] = found
     result = gatherer.result()
     if sort:
         result.sort()

@@ -201,7 +201,12 @@ class File(FileAttrsCompat):
         return self._options
 
     def _executor(self) -> ThreadPoolExecutor:
-        """The file's pool of threads for (de)compressing chunks (made on first use)."""
+        """The file's pool of threads for (de)compressing chunks (made on first use).
+
+        Raises ``ClosedFileError`` once the file is closed (e.g. for a query iterator
+        left open past the file's ``close``).
+        """
+        self._check_open()
         if self._pool is None:
             self._pool = ThreadPoolExecutor(self._workers, thread_name_prefix="hyperslab")
         return self._pool

@@ -10,8 +10,9 @@ Queries live in :mod:`hyperslab.compute.queries`; the methods here delegate to i
 from __future__ import annotations
 
 import operator
-from collections.abc import Iterable, Iterator, Sequence
-from typing import TYPE_CHECKING, Any, ClassVar
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import AbstractContextManager
+from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
 
 import numpy as np
 
@@ -33,6 +34,8 @@ from hyperslab.storage import attributes as raw
 
 if TYPE_CHECKING:
     from hyperslab.nodes.file import File
+
+Result = TypeVar("Result")
 
 
 def _leaf_count(dtype: np.dtype[Any]) -> int:
@@ -525,6 +528,15 @@ class Table(Leaf):
         io = self._ready()
         rows = _rows_of(slice(start, stop, step), io.nrows)
         return io.blocks(rows.start, rows.stop, rows.step)
+
+    def _map_blocks(
+        self, start: int, stop: int, step: int, work: Callable[[int, AnyArray], Result],
+        parallel_context: Callable[[], AbstractContextManager[Any]] | None = None,
+    ) -> Iterator[Result]:
+        """``work(first, records)`` on each block of rows ``start:stop:step`` (normalized,
+        ``step`` > 0), in the pool's threads; the results in row order (see
+        :meth:`RecordIO.map_blocks`)."""
+        return self._ready().map_blocks(start, stop, step, work, parallel_context)
 
     def _rows_at(self, blocks: Iterable[tuple[Any, AnyArray]], step: int = 1) -> Iterator[Row]:
         """A new row positioned at each record of ``blocks`` in turn."""

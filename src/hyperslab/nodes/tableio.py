@@ -9,8 +9,13 @@ everything else through HDF5 with the file's own type as memory type (a plain co
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from typing import Any
+import contextlib
+import threading
+from collections import deque
+from collections.abc import Callable, Iterator
+from concurrent.futures import Executor, Future
+from contextlib import AbstractContextManager
+from typing import Any, TypeVar
 
 import numpy as np
 
@@ -23,6 +28,8 @@ from hyperslab.storage.datasets import Dataset
 
 BLOCK_BYTES = 2 << 20
 """Bytes of rows read at a time when streaming a table (whole chunks, at least one)."""
+
+Result = TypeVar("Result")
 
 
 def time64_paths(dtype: np.dtype[Any], time_fields: frozenset[str]) -> list[str]:
@@ -37,6 +44,36 @@ def encode_time64_fields(records: AnyArray, paths: list[str]) -> None:
     for path in paths:
         column = field_of(records, path)
         column[...] = encode_time64(column, column.dtype.base)
+
+
+def _in_order(
+    pool: Callable[[], Executor],
+    task: Callable[[int, int], Result],
+    spans: list[tuple[int, int]],
+    ahead: int,
+) -> Iterator[Result]:
+    """``task(lo, hi)`` of every span run in the pool (asked for at each submission, so a
+    closed file refuses), at most ``ahead`` at a time; the results in span order."""
+    pending: deque[Future[Result]] = deque()
+    queued = iter(spans)
+    try:
+        for lo, hi in queued:
+            pending.append(pool().submit(task, lo, hi))
+            if len(pending) >= ahead:
+                break
+        while pending:
+            result = pending.popleft().result()
+            for lo, hi in queued:
+                pending.append(pool().submit(task, lo, hi))
+                break
+            yield result
+    finally:
+        # Abandoned early, or failed: no task may still be reading when this returns.
+        for future in pending:
+            future.cancel()
+        for future in pending:
+            if not future.cancelled():
+                future.exception()
 
 
 def _empty(dtype: np.dtype[Any]) -> AnyArray:
@@ -99,11 +136,14 @@ class RecordIO:
         return data
 
     # ------------------------------------------------------------------ reading
-    def read_span(self, start: int, stop: int, out: AnyArray | None = None) -> AnyArray:
+    def read_span(
+        self, start: int, stop: int, out: AnyArray | None = None, *, serial: bool = False
+    ) -> AnyArray:
         """Rows ``start:stop`` (step 1, within the dataset), in native order.
 
         ``out``, when given, is a C-contiguous native array of ``stop - start`` rows that the
-        rows are read into (returned).
+        rows are read into (returned).  ``serial`` decompresses in the calling thread only
+        (for tasks already running in the chunk engine's pool).
         """
         count = stop - start
         if count <= 0:
@@ -111,7 +151,7 @@ class RecordIO:
         target = out if out is not None and self.dtype == self.file_dtype else None
         box = ((start, stop),)
         if self._fast and self.engine.serves_read(box):
-            data = self.engine.read_box(box, target)
+            data = self.engine.read_box(box, target, serial=serial)
         else:
             data = self.dataset.read_rows(start, count, 1, target)
         if out is not None and data is not out:
@@ -155,20 +195,87 @@ class RecordIO:
     def _forward_blocks(
         self, start: int, stop: int, step: int, *, reverse: bool
     ) -> Iterator[tuple[int, AnyArray]]:
-        block = self.block_rows
-        first_block = start // block
-        last_block = (stop - 1) // block
-        order = range(last_block, first_block - 1, -1) if reverse else range(
-            first_block, last_block + 1)
-        for index in order:
-            lo = max(start, index * block)
-            hi = min(stop, (index + 1) * block)
-            # The first selected row at or after lo.
-            lo += (start - lo) % step
-            if lo >= hi:
-                continue
+        spans = self.spans(start, stop, step)
+        if reverse:
+            spans.reverse()
+        for lo, hi in spans:
             span = self.read_span(lo, hi)
             yield lo, span if step == 1 else span[::step]
+
+    def spans(self, start: int, stop: int, step: int) -> list[tuple[int, int]]:
+        """The chunk-aligned blocks holding rows ``range(start, stop, step)`` (``step`` > 0).
+
+        Returns ``(lo, hi)`` pairs in row order: ``lo`` is the first selected row of the
+        block and ``hi`` the end of the block (or ``stop``); blocks with no selected row
+        are left out.
+        """
+        spans: list[tuple[int, int]] = []
+        if start >= stop:
+            return spans
+        block = self.block_rows
+        for index in range(start // block, (stop - 1) // block + 1):
+            lo = max(start, index * block)
+            hi = min(stop, (index + 1) * block)
+            lo += (start - lo) % step  # the first selected row at or after lo
+            if lo < hi:
+                spans.append((lo, hi))
+        return spans
+
+    def map_blocks(
+        self,
+        start: int,
+        stop: int,
+        step: int,
+        work: Callable[[int, AnyArray], Result],
+        parallel_context: Callable[[], AbstractContextManager[Any]] | None = None,
+    ) -> Iterator[Result]:
+        """``work(first, records)`` for each block of rows ``range(start, stop, step)``.
+
+        The blocks are read and ``work`` runs in the chunk engine's pool, each thread
+        reading into a buffer of its own that is reused for its next block: ``records``
+        (native, every ``step``-th row from row ``first``) is only valid during the call,
+        so ``work`` must return what it keeps as new objects.  The results come in row
+        order; a few blocks are worked on ahead of the one being consumed.
+
+        Parameters
+        ----------
+        start, stop, step : int
+            The rows (``step`` > 0).
+        work : callable
+            Called as ``work(first, records)``, possibly in another thread: it must be
+            thread-safe.
+        parallel_context : callable, optional
+            Returns a context manager entered while blocks are worked on in parallel
+            (e.g. to make ``work``'s own library single-threaded).
+
+        Returns
+        -------
+        Iterator
+            The results of ``work``, block after block.
+        """
+        spans = self.spans(start, stop, step)
+        workers = self.engine.workers
+        if len(spans) < 2 or workers < 2:
+            buffer = np.empty(0, dtype=self.dtype)
+            for lo, hi in spans:
+                if len(buffer) < hi - lo:
+                    buffer = np.empty(hi - lo, dtype=self.dtype)
+                records = self.read_span(lo, hi, buffer[: hi - lo])
+                yield work(lo, records if step == 1 else records[::step])
+            return
+        buffers = threading.local()
+
+        def task(lo: int, hi: int) -> Result:
+            buffer = getattr(buffers, "records", None)
+            if buffer is None or len(buffer) < hi - lo:
+                buffer = buffers.records = np.empty(self.block_rows, dtype=self.dtype)
+            records = self.read_span(lo, hi, buffer[: hi - lo], serial=True)
+            return work(lo, records if step == 1 else records[::step])
+
+        with contextlib.ExitStack() as stack:
+            if parallel_context is not None:
+                stack.enter_context(parallel_context())
+            yield from _in_order(self.engine.pool, task, spans, 2 * workers)
 
     def read_points(self, coords: AnyArray) -> AnyArray:
         """Rows at ``coords`` (int64, within the dataset, any order, repeats allowed)."""

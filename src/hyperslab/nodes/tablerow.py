@@ -71,17 +71,21 @@ class Row:
         """
         self._iterating = True
         try:
-            for coords, records in blocks:
-                self._records = records
-                self._columns = {}
-                if isinstance(coords, np.ndarray):
-                    self._coords = coords
-                else:
-                    self._coords = None
-                    self._first = int(coords)
-                    self._step = step
-                for self._i in range(len(records)):  # the cursor moves itself
-                    yield self
+            for coords, block in blocks:
+                # Rows are served from pieces of the block small enough that the Python
+                # values of the columns read stay in the CPU cache.
+                for begin in range(0, len(block), _PIECE_ROWS):
+                    records = block[begin : begin + _PIECE_ROWS]
+                    self._records = records
+                    self._columns = {}
+                    if isinstance(coords, np.ndarray):
+                        self._coords = coords[begin : begin + _PIECE_ROWS]
+                    else:
+                        self._coords = None
+                        self._first = int(coords) + begin * step
+                        self._step = step
+                    for self._i in range(len(records)):  # the cursor moves itself
+                        yield self
                 if len(self._updates) >= _UPDATE_FLUSH_ROWS:
                     self._flush_updates()
         finally:
@@ -233,6 +237,9 @@ class Row:
 
     __str__ = __repr__
 
+
+_PIECE_ROWS = 8192
+"""Rows of a block whose values are converted to Python lists at a time."""
 
 _UPDATE_FLUSH_ROWS = 65536
 """Rows changed by :meth:`Row.update` that are written together."""
