@@ -181,7 +181,8 @@ class RecordIO:
         """Stream rows of ``range(start, stop, step)`` in chunk-aligned blocks.
 
         Yields ``(first, records)``: the number of the first row of the block and the rows
-        (native order, every ``step``-th).  Each block is a fresh array.
+        (native order, every ``step``-th).  Each block is a fresh array; the next ones are
+        read ahead in the chunk engine's pool.
         """
         rows = range(start, stop, step)
         if len(rows) == 0:
@@ -198,9 +199,19 @@ class RecordIO:
         spans = self.spans(start, stop, step)
         if reverse:
             spans.reverse()
-        for lo, hi in spans:
-            span = self.read_span(lo, hi)
-            yield lo, span if step == 1 else span[::step]
+        workers = self.engine.workers
+        if len(spans) < 2 or workers < 2:
+            for lo, hi in spans:
+                span = self.read_span(lo, hi)
+                yield lo, span if step == 1 else span[::step]
+            return
+
+        def task(lo: int, hi: int) -> tuple[int, AnyArray]:
+            span = self.read_span(lo, hi, serial=True)
+            return lo, span if step == 1 else span[::step]
+
+        # The next blocks are read in the pool while the caller works on this one.
+        yield from _in_order(self.engine.pool, task, spans, workers)
 
     def spans(self, start: int, stop: int, step: int) -> list[tuple[int, int]]:
         """The chunk-aligned blocks holding rows ``range(start, stop, step)`` (``step`` > 0).
