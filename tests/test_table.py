@@ -2,8 +2,13 @@
 
 from __future__ import annotations
 
+import h5py
+import hdf5plugin  # noqa: F401  (h5py reads the Blosc2 tables)
 import numpy as np
 import pytest
+import tables
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import hyperslab
 from hyperslab import Filters
@@ -45,6 +50,56 @@ def table_file(request, tmp_path):
         t.append(data[:500])
         t.append(data[500:])
     return path, data
+
+
+@pytest.mark.parametrize("filters", ["none", "lz4"])
+def test_nrows_attribute_follows_appends(tmp_path, filters):
+    """NROWS is written on flush and close, and is current whenever the attributes are
+    looked at; h5py sees it after ``flush``."""
+    path = tmp_path / "nrows.h5"
+    data = records(300)
+    with hyperslab.open_file(path, "w") as f:
+        t = f.create_table("/", "t", Rec, chunkshape=(64,), filters=FILTERS[filters])
+        t.append(data[:100])
+        assert t.attrs.NROWS == 100
+        t.append(data[100:250])
+        assert t._v_attrs.NROWS == t.nrows == 250
+        t.append(data[250:])
+        f.flush()
+        with h5py.File(path, "r") as h5:
+            assert h5["t"].attrs["NROWS"] == 300
+        t.append(data[:10])  # written by close
+    with tables.open_file(path) as f:
+        assert f.root.t.attrs.NROWS == f.root.t.nrows == 310
+
+
+@settings(max_examples=30, deadline=None)
+@given(
+    steps=st.lists(st.tuples(st.integers(0, 150), st.sampled_from(["", "flush", "read"])),
+                   min_size=1, max_size=8),
+    filters=st.sampled_from(list(FILTERS)),
+    byteorder=st.sampled_from(["little", "big"]),
+)
+def test_append_sequences_match_h5py(tmp_path_factory, steps, filters, byteorder):
+    """Appends of any size, between flushes and reads: whole chunks are written raw and
+    the rest waits in the buffer; what the file holds is exactly what was appended."""
+    path = tmp_path_factory.mktemp("appends") / "t.h5"
+    data = records(sum(n for n, _ in steps) + 1, seed=len(steps))
+    done = 0
+    with hyperslab.open_file(path, "w") as f:
+        t = f.create_table("/", "t", Rec, chunkshape=(32,), filters=FILTERS[filters],
+                           byteorder=byteorder)
+        for count, then in steps:
+            t.append(data[done : done + count])
+            done += count
+            if then == "flush":
+                t.flush()
+            elif then == "read":
+                np.testing.assert_array_equal(t.read(), data[:done])
+        assert t.nrows == done
+    with h5py.File(path, "r") as h5:
+        np.testing.assert_array_equal(h5["t"][...].astype(DTYPE), data[:done])
+        assert h5["t"].attrs["NROWS"] == done
 
 
 def test_append_and_reopen(table_file):

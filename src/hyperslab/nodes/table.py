@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
 import numpy as np
 
 from hyperslab._typing import AnyArray, Shape
+from hyperslab.nodes.attributeset import AttributeSet
 from hyperslab.nodes.cols import EnumCol
 from hyperslab.nodes.description import (
     Description,
@@ -87,6 +88,7 @@ class Table(Leaf):
         self._buffer: AnyArray | None = None  # appended rows not yet in the file (native)
         self._buffered = 0
         self._updating: set[Row] = set()  # iteration rows with unwritten Row.update()s
+        self._nrows_stale = False  # the NROWS attribute lags behind appended rows
 
     # ------------------------------------------------------------------ description
     @property
@@ -367,18 +369,28 @@ class Table(Leaf):
             except BaseException:
                 io.resize(stored)
                 raise
-            self._write_nrows()
+            # NROWS is written on flush (an HDF5 attribute write costs as much as
+            # appending a few thousand rows); the File flushes this table on close.
+            self._nrows_stale = True
+            self._file._unflushed.add(self)
         rest = records[count:]
         if len(rest):  # fewer rows than a chunk (``final`` is False here)
             self._ensure_buffer()[: len(rest)] = rest
             self._buffered = len(rest)
             self._file._unflushed.add(self)
-        else:
-            self._file._unflushed.discard(self)
 
     def _write_nrows(self) -> None:
+        self._nrows_stale = False
         if self._file._options.pytables_sys_attrs:
             raw.write_int_attribute(self._h5id, "NROWS", self._io.nrows, "int64")
+
+    @property
+    def attrs(self) -> AttributeSet:
+        """The table's attributes (PyTables' ``_v_attrs``), with NROWS up to date (buffered
+        rows are written first)."""
+        if (self._nrows_stale or self._buffered) and self._file.mode != "r":
+            self._flush_rows()
+        return super().attrs
 
     def _row_updated(self, row: Row) -> None:
         """Note that ``row`` holds changes to write (on flush at the latest)."""
@@ -394,6 +406,8 @@ class Table(Leaf):
             records = self._buffer[: self._buffered].copy()
             self._buffered = 0
             self._store(records, final=True)
+        if self._nrows_stale:
+            self._write_nrows()
         self._file._unflushed.discard(self)
 
     def flush(self) -> None:

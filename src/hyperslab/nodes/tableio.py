@@ -103,6 +103,7 @@ class RecordIO:
         self.block_rows = max(1, BLOCK_BYTES // max(1, self.dtype.itemsize))
         self.block_rows = max(self.chunkrows, self.block_rows // self.chunkrows * self.chunkrows)
         self._fast = engine.kind is RawKind.BLOSC2
+        self._nrows = int(dataset.shape[0])
         # PyTables stores Time64 cells as seconds/microseconds words, not as float64.
         layout = dataset.layout
         self._time64 = [] if layout is None else time64_paths(self.file_dtype,
@@ -110,8 +111,8 @@ class RecordIO:
 
     @property
     def nrows(self) -> int:
-        """Rows stored in the dataset."""
-        return int(self.dataset.shape[0])
+        """Rows stored in the dataset (kept here: only :meth:`resize` changes it)."""
+        return self._nrows
 
     def native(self, records: AnyArray) -> AnyArray:
         """Rows just read (in the file's layout, a buffer of ours) as native values.
@@ -340,6 +341,7 @@ class RecordIO:
     def resize(self, nrows: int) -> None:
         """Set the number of rows stored in the dataset."""
         self.dataset.resize((nrows,))
+        self._nrows = nrows
 
 
 __all__ = ["BLOCK_BYTES", "RecordIO"]

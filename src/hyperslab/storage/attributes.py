@@ -47,6 +47,7 @@ from typing import Any, TypeAlias
 import numpy as np
 from h5py import h5, h5a, h5f, h5i, h5s, h5t
 
+from hyperslab._typing import AnyArray
 from hyperslab.errors import DataTypeWarning, FileModeError, HDF5ExtError
 from hyperslab.storage._attrtypes import (
     SCALAR_SPACE,
@@ -567,7 +568,27 @@ def write_int_attribute(oid: H5ObjectID, name: str, value: int, dtype: Any) -> N
     if data.ndim != 0:
         raise TypeError(f"attribute {name!r}: expected a scalar, got shape {data.shape}")
     ftype = atom_type(np_dtype, name)
+    if _overwrite_scalar(oid, name, ftype, data):
+        return
     _store(oid, name, Payload(ftype, SCALAR_SPACE, data, ftype))
+
+
+def _overwrite_scalar(oid: H5ObjectID, name: str, ftype: h5t.TypeID, data: AnyArray) -> bool:
+    """Write ``data`` over an existing scalar attribute of type ``ftype`` (a table's NROWS
+    after each append), in place; False when there is none such to overwrite."""
+    bname = _encode_name(name)
+    try:
+        if not h5a.exists(oid, bname):
+            return False
+        attr = h5a.open(oid, bname)
+        if attr.get_space().get_simple_extent_type() != h5s.SCALAR or not attr.get_type().equal(
+            ftype
+        ):
+            return False
+        attr.write(data, mtype=ftype)
+    except _H5_ERRORS as exc:
+        raise _write_error(oid, "write", name, exc) from exc
+    return True
 
 
 # ----------------------------------------------------------------------------- management
