@@ -572,3 +572,42 @@ def test_write_error_is_ours(tmp_path: Path) -> None:
         ds = Dataset(f["t"].id)
         with pytest.raises(HDF5ExtError, match="cannot write"):
             ds.write_rows(0, ds.read(slice(0, 1)))
+
+
+@pytest.mark.parametrize("pipeline", [(), "blosc2"])
+def test_append_rows_grows_and_writes(tmp_path: Path, pipeline: Any) -> None:
+    steps: list[tuple[int, int, tuple[int, ...]]] = []
+    if pipeline:
+        steps = [(s.filter_id, s.flags, s.cd_values) for s in filters_to_pipeline(
+            Filters(5, "blosc2:lz4", shuffle=True), _dtype(FIELDS).itemsize, (4,),
+            classname="TABLE")]
+    f, ds = _new_table(tmp_path / "a.h5", pipeline=steps)
+    with f:
+        rows = _records(ds.dtype, 17, 1)
+        ds.append_rows(0, rows[:10])
+        ds.append_rows(10, rows[10:])
+        assert ds.shape == (17,)
+        _same(ds.read_rows(0, 17), rows)
+
+
+def test_append_rows_refuses_bad_arrays_and_keeps_rows(tmp_path: Path,
+                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    f, ds = _new_table(tmp_path / "b.h5")
+    with f:
+        rows = _records(ds.dtype, 6, 3)
+        ds.append_rows(0, rows)
+        # A buffer of another dtype would be read past its end by HDF5: refused up front.
+        for bad in (np.zeros(3, "f8"), rows[::2], rows.reshape(2, 3), list(rows)):
+            with pytest.raises(TypeError, match="C-contiguous 1-D array"):
+                ds.append_rows(6, bad)  # type: ignore[arg-type]
+        assert ds.shape == (6,)
+
+        def refuse(self: Dataset) -> Any:
+            raise OSError("no room")
+
+        monkeypatch.setattr(Dataset, "_memory_type", refuse)
+        with pytest.raises(HDF5ExtError, match="cannot append 6 rows"):
+            ds.append_rows(6, rows)
+        monkeypatch.undo()
+        assert ds.shape == (6,)  # the failed append took its rows back
+        _same(ds.read_rows(0, 6), rows)

@@ -315,11 +315,12 @@ class Table(Leaf):
         For Blosc2 tables the append buffer holds the rows after the last stored chunk
         boundary: they are topped up in place, written once they complete a chunk, and
         rows covering whole chunks are written straight from ``records`` (no copies).
+        Unfiltered tables buffer appends of less than a chunk the same way (one HDF5
+        write per chunk instead of one per append); bigger appends are written at once.
         """
         io = self._io
-        if not io._fast:
-            if self._buffered:
-                self._flush_rows()
+        if not io._fast and not (io.unfiltered and len(records) < io.chunkrows):
+            self._store_buffer()
             self._store(records, final=True)
             return
         if self._buffered:
@@ -363,12 +364,7 @@ class Table(Leaf):
             boundary = (stored + count) // io.chunkrows * io.chunkrows
             count = max(0, boundary - stored)
         if count:
-            io.resize(stored + count)
-            try:
-                io.write_span(stored, records[:count])
-            except BaseException:
-                io.resize(stored)
-                raise
+            io.append(records[:count])
             # NROWS is written on flush (an HDF5 attribute write costs as much as
             # appending a few thousand rows); the File flushes this table on close.
             self._nrows_stale = True
@@ -397,15 +393,19 @@ class Table(Leaf):
         self._updating.add(row)
         self._file._unflushed.add(self)
 
-    def _flush_rows(self) -> None:
-        """Write the buffered rows (appends and row updates) to the file."""
-        for row in list(self._updating):
-            row._flush_updates()
+    def _store_buffer(self) -> None:
+        """Write the rows waiting in the append buffer."""
         if self._buffered:
             assert self._buffer is not None
             records = self._buffer[: self._buffered].copy()
             self._buffered = 0
             self._store(records, final=True)
+
+    def _flush_rows(self) -> None:
+        """Write the buffered rows (appends and row updates) to the file."""
+        for row in list(self._updating):
+            row._flush_updates()
+        self._store_buffer()
         if self._nrows_stale:
             self._write_nrows()
         self._file._unflushed.discard(self)

@@ -103,6 +103,7 @@ class RecordIO:
         self.block_rows = max(1, BLOCK_BYTES // max(1, self.dtype.itemsize))
         self.block_rows = max(self.chunkrows, self.block_rows // self.chunkrows * self.chunkrows)
         self._fast = engine.kind is RawKind.BLOSC2
+        self.unfiltered = engine.kind is RawKind.PLAIN
         self._nrows = int(dataset.shape[0])
         # PyTables stores Time64 cells as seconds/microseconds words, not as float64.
         layout = dataset.layout
@@ -315,6 +316,21 @@ class RecordIO:
             write_selection(self.dataset, slice(start, start + len(data)), data, self.engine)
         else:
             self.dataset.write_rows(start, data)
+
+    def append(self, records: AnyArray) -> None:
+        """Add native ``records`` after the stored rows (the dataset keeps its rows if
+        this fails)."""
+        start = self._nrows
+        if self._fast:
+            self.resize(start + len(records))
+            try:
+                self.write_span(start, records)
+            except BaseException:
+                self.resize(start)
+                raise
+            return
+        self.dataset.append_rows(start, self.to_file(records))
+        self._nrows = start + len(records)
 
     def write_points(self, coords: AnyArray, records: AnyArray) -> None:
         """Write native ``records[i]`` at row ``coords[i]`` (the last one wins for repeated

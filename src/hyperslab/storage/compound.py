@@ -481,10 +481,16 @@ def create_table_dataset(
         dcpl.set_fill_value(fill)
     elif not exact:
         dcpl.set_fill_time(h5d.FILL_TIME_ALLOC)
+    dapl = None
+    if not pipeline:
+        # Unfiltered chunks are written by HDF5 straight from the caller's buffer when
+        # they do not go through the chunk cache (HDF5 2 copies them into it first).
+        dapl = h5p.create(h5p.DATASET_ACCESS)
+        dapl.set_chunk_cache(0, 0, 0.0)
     try:
         dsid = h5d.create(
             gid, name.encode("utf-8", "surrogateescape"), ftype,
-            h5s.create_simple((0,), (h5s.UNLIMITED,)), dcpl=dcpl,
+            h5s.create_simple((0,), (h5s.UNLIMITED,)), dcpl=dcpl, dapl=dapl,
         )
     except (OSError, ValueError) as exc:
         raise HDF5ExtError(f"cannot create table dataset {name!r}: {exc}") from exc

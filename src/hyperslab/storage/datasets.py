@@ -642,6 +642,53 @@ class Dataset:
         if raw is not None:
             raw.written_through_pipeline(key)
 
+    def append_rows(self, start: int, data: AnyArray) -> None:
+        """Grow a 1-D dataset to ``start + len(data)`` rows and write ``data`` there.
+
+        The lean path of table appends: ``data`` must be a C-contiguous 1-D array of the
+        dataset's dtype.  On failure the dataset keeps its ``start`` rows.
+
+        Raises
+        ------
+        TypeError
+            If ``data`` is not a C-contiguous 1-D array of the dataset's dtype (nothing is
+            changed).
+        HDF5ExtError
+            If HDF5 refuses the resize or the write.
+        """
+        if (not isinstance(data, np.ndarray) or data.dtype != self._dtype or data.ndim != 1
+                or not data.flags.c_contiguous):
+            raise TypeError(
+                f"rows appended to dataset {self.name!r} must be a C-contiguous 1-D array "
+                f"of {self._dtype}, not {getattr(data, 'dtype', type(data).__name__)} of "
+                f"shape {getattr(data, 'shape', None)}"
+            )
+        count = len(data)
+        dsid, raw = self.dsid, self._raw
+        try:
+            dsid.set_extent((start + count,))
+            try:
+                fspace = dsid.get_space()
+                fspace.select_hyperslab((start,), (count,))
+                dsid.write(h5s.create_simple((count,)), fspace, data,
+                           mtype=self._memory_type())
+            except BaseException:
+                dsid.set_extent((start,))
+                raise
+        except OSError as exc:
+            if raw is not None:
+                raw.invalidate()
+            raise HDF5ExtError(
+                f"cannot append {count} rows to dataset {self.name!r}: {exc}"
+            ) from exc
+        except BaseException:
+            if raw is not None:
+                raw.invalidate()
+            raise
+        if raw is not None:
+            raw.resized((start + count,))
+            raw.written_through_pipeline(slice(start, start + count))
+
     def resize(self, shape: Shape) -> None:
         """Change the current shape (within ``maxshape``)."""
         raw = self._raw
