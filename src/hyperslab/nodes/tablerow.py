@@ -127,10 +127,15 @@ class Row:
         positions gives a tuple of values; multidimensional cells and nested records come
         as NumPy copies.
         """
+        # Keep this body tiny (no closures): it runs once per row and field, and CPython
+        # only inlines small, closure-free __getitem__ calls.
         try:
             return self._columns[key][self._i]
-        except KeyError:
-            pass
+        except (KeyError, TypeError):  # TypeError: a slice (unhashable before 3.12)
+            return self._get(key)
+
+    def _get(self, key: Any) -> Any:
+        """``self[key]`` when ``key`` has no list of values for the current block yet."""
         if self._records is None:
             return self._read_wrec(key)
         if isinstance(key, slice):
