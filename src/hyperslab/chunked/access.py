@@ -30,8 +30,8 @@ def read_selection(
     key : selection
         Anything :func:`~hyperslab.chunked.selection.plan_selection` accepts.
     engine : ChunkEngine, optional
-        The dataset's raw-chunk engine: boxes (ints and step-1 slices) of datasets it serves
-        are read through it, the rest through HDF5's filter pipeline.
+        The dataset's raw-chunk engine: every selection of a Blosc2 dataset it serves is
+        read through it, the rest through HDF5's filter pipeline.
     out : numpy.ndarray, optional
         A C-contiguous array of the result's shape and the dataset's dtype that the engine
         may decode straight into (then it is returned); otherwise a new array is returned.
@@ -44,19 +44,23 @@ def read_selection(
     if plan.empty:
         return np.empty(plan.result_shape, dtype=dataset.dtype)
     item_shape = _item_shape(dataset.dtype)
+    # Blosc2 chunks: no filter pipeline, parallel decompression of only the blocks the
+    # selection touches, whatever the selection.  Unfiltered chunks gain nothing over
+    # HDF5's copy, except single items (see ChunkEngine.read_item).
+    fast = engine is not None and engine.kind is RawKind.BLOSC2
     if plan.mask is not None:
+        everything = tuple(slice(None) for _ in shape)
+        if fast and engine is not None and engine.serves_key(everything):
+            return finish_read(plan, engine.read_gather(everything), item_shape)
         return finish_read(plan, dataset.read(()), item_shape)
-    # Blosc2 chunks: no filter pipeline, parallel decompression.  Unfiltered chunks gain
-    # nothing over HDF5's copy, except single items (see ChunkEngine.read_item).
-    if engine is not None and engine.kind is RawKind.BLOSC2:
+    if fast and engine is not None and engine.serves_key(plan.h5key):
         box = box_of(plan.h5key, shape)
-        if box is not None and engine.serves_read(box):
-            if out is not None and not plan.flip_axes and _fits(
-                out, plan.result_shape + item_shape, dataset.dtype
-            ):
-                engine.read_box(box, out.reshape(box_shape(box) + item_shape))
-                return out
-            return finish_read(plan, engine.read_box(box), item_shape)
+        if box is not None and out is not None and not plan.flip_axes and _fits(
+            out, plan.result_shape + item_shape, dataset.dtype
+        ):
+            engine.read_box(box, out.reshape(box_shape(box) + item_shape))
+            return out
+        return finish_read(plan, engine.read_gather(plan.h5key), item_shape)
     return finish_read(plan, dataset.read(plan.h5key), item_shape)
 
 

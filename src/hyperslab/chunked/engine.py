@@ -14,17 +14,19 @@ from __future__ import annotations
 import enum
 import math
 import os
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import Executor, Future
 from typing import Any
 
 import numpy as np
 
 from hyperslab._typing import AnyArray, Shape
-from hyperslab.chunked.regions import Box, ChunkPiece, box_shape, chunk_pieces, count_chunks
+from hyperslab.chunked.gather import GatherPiece, count_key_chunks, gather_pieces
+from hyperslab.chunked.regions import Box, ChunkPiece, chunk_pieces
 from hyperslab.codecs import cframe
 from hyperslab.codecs.blockshape import choose_blockshape
 from hyperslab.codecs.blosc2_filter import Blosc2Params, decode_chunk
+from hyperslab.codecs.cframe_region import decode_region
 from hyperslab.codecs.ids import BLOSC2 as BLOSC2_ID
 from hyperslab.errors import HDF5ExtError, NoSuchChunkError
 from hyperslab.storage.datasets import Dataset
@@ -121,6 +123,8 @@ class ChunkEngine:
         self._fill: Any = None
         if self.kind is RawKind.BLOSC2:
             self._params = Blosc2Params.from_cd_values(dataset.pipeline()[0].cd_values)
+        # b2nd frames of scalar items can be decoded in part (block by block).
+        self._partial_decoding = self.kind is RawKind.BLOSC2 and self._dtype.subdtype is None
 
     # ------------------------------------------------------------------ helpers
     @property
@@ -252,10 +256,31 @@ class ChunkEngine:
         ``serial`` decodes every chunk in the calling thread with one Blosc2 thread (for
         callers that already run in the pool's threads).
         """
+        key = tuple(slice(start, stop) for start, stop in box)
+        return self.read_gather(key, out, serial=serial)
+
+    def read_gather(
+        self, h5key: Sequence[Any], out: AnyArray | None = None, *, serial: bool = False
+    ) -> AnyArray:
+        """Read a planned selection key into ``out`` or a new array.
+
+        ``h5key`` holds per dimension an int, a slice with a positive step or a sorted
+        array of unique indices (see :func:`~hyperslab.chunked.gather.gather_pieces`); the
+        result has one axis per dimension, an int being an axis of length 1.  Only the
+        chunks holding selected items are read, in parallel; of a chunk whose selected
+        items lie in a small part of it, only the Blosc2 blocks of that part are
+        decompressed (b2nd partial decoding); whole chunks are decoded straight into
+        ``out`` (C-contiguous, of the result's shape and the dataset's dtype).  Unwritten
+        chunks give the fill value.
+
+        Raises
+        ------
+        HDF5ExtError
+            If a chunk cannot be decoded (it is named).
+        """
+        out_shape, pieces = gather_pieces(h5key, self._dataset.shape, self._chunkshape)
         if out is None:
-            out = np.empty(box_shape(box), dtype=self._dtype)
-        shape = self._dataset.shape
-        pieces = list(chunk_pieces(box, shape, self._chunkshape))
+            out = np.empty(out_shape, dtype=self._dtype)
         use_pool, nthreads = (False, 1) if serial else self._threads(len(pieces))
         if use_pool:
             executor = self._executor()
@@ -266,9 +291,9 @@ class ChunkEngine:
                 self._read_piece(piece, out, nthreads)
         return out
 
-    def _read_piece(self, piece: ChunkPiece, out: AnyArray, nthreads: int) -> None:
+    def _read_piece(self, piece: GatherPiece, out: AnyArray, nthreads: int) -> None:
         dataset = self._dataset
-        target = out[piece.in_box]
+        target = out[piece.in_out]
         if not dataset.chunk_is_written(piece.grid):
             target[...] = self._fill_value()
             return
@@ -276,6 +301,14 @@ class ChunkEngine:
         if piece.full_chunk and target.flags.c_contiguous:
             self._decode(raw, mask, target, piece.grid, nthreads)
             return
+        if self._partial_decoding and not mask & _SKIP_FIRST_FILTER:
+            try:
+                part = decode_region(raw, piece.bounds, self._dtype)
+            except cframe.FrameError as exc:
+                raise self._corrupt(piece.grid, exc) from exc
+            if part is not None:  # only the blocks the selection touches were decoded
+                target[...] = part[piece.within_bounds()]
+                return
         target[...] = self._decoded(raw, mask, piece.grid, nthreads)[piece.in_chunk]
 
     def _decoded(
@@ -384,13 +417,19 @@ class ChunkEngine:
         return self._decoded(raw, mask, grid, nthreads)
 
     def serves_read(self, box: Box) -> bool:
-        """Whether :meth:`read_box` beats HDF5's filter pipeline for ``box``.
+        """Whether :meth:`read_box` beats HDF5's filter pipeline for ``box``."""
+        return self.serves_key(tuple(slice(start, stop) for start, stop in box))
 
-        Blosc2 chunks of a useful size always do (no pipeline, parallel decompression);
-        many small chunks are faster through HDF5's C loop than through Python.
+    def serves_key(self, h5key: Sequence[Any]) -> bool:
+        """Whether :meth:`read_gather` beats HDF5's filter pipeline for ``h5key``.
+
+        Blosc2 chunks of a useful size always do (no pipeline, parallel decompression of
+        only the blocks needed); many small chunks are faster through HDF5's C loop than
+        through Python.
         """
         if self.kind is not RawKind.BLOSC2:
             return False
         if self.chunk_nbytes >= _RAW_READ_MIN_BYTES:
             return True
-        return count_chunks(box, self._chunkshape) <= _RAW_READ_FEW_CHUNKS
+        return count_key_chunks(h5key, self._dataset.shape,
+                                self._chunkshape) <= _RAW_READ_FEW_CHUNKS

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import dataclasses
 import itertools
-import math
 from collections.abc import Iterator, Sequence
 
 from hyperslab._typing import Shape
@@ -48,13 +47,6 @@ class ChunkPiece:
 def box_shape(box: Box) -> Shape:
     """The shape of the data a box holds."""
     return tuple(stop - start for start, stop in box)
-
-
-def count_chunks(box: Box, chunkshape: Shape) -> int:
-    """How many chunks a box touches."""
-    return math.prod(
-        (stop - 1) // c - start // c + 1 for (start, stop), c in zip(box, chunkshape, strict=True)
-    )
 
 
 def _axis_pieces(start: int, stop: int, chunk: int, length: int) -> list[tuple[int, slice, slice,

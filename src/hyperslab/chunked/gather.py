@@ -1,0 +1,186 @@
+"""Chunk geometry of any planned selection: which chunks it touches, and what of each.
+
+:mod:`.regions` splits *boxes* (ints and step-1 slices).  This module splits the keys that
+:func:`~hyperslab.chunked.selection.plan_selection` produces in general: per dimension an
+int, a slice with a positive step, or one sorted array of unique indices.  Each
+:class:`GatherPiece` says which items of one chunk are selected (per dimension a slice, with
+its step, or an index array, relative to the chunk), the bounding box of those items in the
+chunk (what must be decompressed), and where the items land in the output.  The output has
+one axis per dataset dimension, an int being an axis of length 1.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import itertools
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from hyperslab._typing import AnyArray, Shape
+
+AxisSelection = slice | AnyArray
+"""What one piece selects along one axis of its chunk: a slice (any positive step) or an
+``int64`` array of increasing positions."""
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class GatherPiece:
+    """The selected items of one chunk.
+
+    Attributes
+    ----------
+    grid : tuple of int
+        The chunk's grid coordinates.
+    in_chunk : tuple
+        Per dimension, the selected positions in the chunk (:data:`AxisSelection`).
+    bounds : tuple of slice
+        The step-1 bounding box of those positions in the chunk.
+    in_out : tuple of slice
+        Where the items land in the output (one axis per dimension).
+    full_chunk : bool
+        Whether the piece is every item of a chunk lying wholly inside the dataset.
+    """
+
+    grid: tuple[int, ...]
+    in_chunk: tuple[AxisSelection, ...]
+    bounds: tuple[slice, ...]
+    in_out: tuple[slice, ...]
+    full_chunk: bool
+
+    def within_bounds(self) -> tuple[AxisSelection, ...]:
+        """:attr:`in_chunk` relative to :attr:`bounds` (for data decoded for the bounds)."""
+        local: list[AxisSelection] = []
+        for sel, bound in zip(self.in_chunk, self.bounds, strict=True):
+            if isinstance(sel, slice):
+                local.append(slice(sel.start - bound.start, sel.stop - bound.start, sel.step))
+            else:
+                local.append(sel - bound.start)
+        return tuple(local)
+
+
+_Axis = tuple[int, AxisSelection, slice, slice, bool]
+"""One axis of a piece: chunk number, selection in the chunk, bounds, output slice, and
+whether it is the whole of a chunk inside the dataset."""
+
+
+def _slice_axis(item: slice, length: int, chunk: int) -> list[_Axis]:
+    start, stop, step = item.indices(length)
+    count = len(range(start, stop, step))
+    if count == 0:
+        return []
+    last = start + (count - 1) * step
+    pieces: list[_Axis] = []
+    for number in range(start // chunk, last // chunk + 1):
+        base = number * chunk
+        lo = max(start, base)
+        first = start + -(-(lo - start) // step) * step  # the first selected item >= lo
+        end = min(last + 1, base + chunk)
+        if first >= end:
+            continue  # a step longer than the chunk skips it
+        k = (end - 1 - first) // step + 1
+        local_first = first - base
+        local_last = local_first + (k - 1) * step
+        whole = step == 1 and local_first == 0 and k == chunk and base + chunk <= length
+        pieces.append((
+            number,
+            slice(local_first, local_last + 1, step),
+            slice(local_first, local_last + 1),
+            slice((first - start) // step, (first - start) // step + k),
+            whole,
+        ))
+    return pieces
+
+
+def _array_axis(indices: AnyArray, length: int, chunk: int) -> list[_Axis]:
+    coords = np.asarray(indices, dtype=np.int64)
+    if coords.size == 0:
+        return []
+    numbers = coords // chunk
+    cuts = np.flatnonzero(np.diff(numbers)) + 1
+    pieces: list[_Axis] = []
+    begin = 0
+    for end in [*cuts.tolist(), len(coords)]:
+        number = int(numbers[begin])
+        local = coords[begin:end] - number * chunk
+        first, last = int(local[0]), int(local[-1])
+        whole = (end - begin == chunk and first == 0 and last == chunk - 1
+                 and (number + 1) * chunk <= length)
+        pieces.append((number, local, slice(first, last + 1), slice(begin, end), whole))
+        begin = end
+    return pieces
+
+
+def _axis(item: Any, length: int, chunk: int) -> tuple[int, list[_Axis]]:
+    """(output length, pieces) of one axis of a planned key."""
+    if isinstance(item, slice):
+        return len(range(*item.indices(length))), _slice_axis(item, length, chunk)
+    if isinstance(item, np.ndarray):
+        return int(item.size), _array_axis(item, length, chunk)
+    index = int(item)
+    number, local = divmod(index, chunk)
+    return 1, [(number, slice(local, local + 1), slice(local, local + 1), slice(0, 1),
+                chunk == 1 and index < length)]
+
+
+def gather_pieces(
+    h5key: Sequence[Any], shape: Shape, chunkshape: Shape
+) -> tuple[Shape, list[GatherPiece]]:
+    """Split a planned selection key into per-chunk pieces, in C order of the grid.
+
+    Parameters
+    ----------
+    h5key : sequence
+        Per dimension an int, a slice with a positive step, or a sorted array of unique
+        indices (as :class:`~hyperslab.chunked.selection.SelectionPlan` holds them).
+    shape, chunkshape : tuple of int
+        The dataset's shape and chunk shape.
+
+    Returns
+    -------
+    tuple
+        ``(out_shape, pieces)``: the output's shape (one axis per dimension, an int being
+        an axis of length 1) and the pieces.
+
+    Examples
+    --------
+    >>> out, pieces = gather_pieces((slice(1, 10, 4),), (10,), (4,))
+    >>> out, [(p.grid, p.in_chunk, p.in_out) for p in pieces]
+    ((3,), [((0,), (slice(1, 2, 4),), (slice(0, 1, None),)), ((1,), (slice(1, 2, 4),), \
+(slice(1, 2, None),)), ((2,), (slice(1, 2, 4),), (slice(2, 3, None),))])
+    """
+    axes = [_axis(item, length, chunk)
+            for item, length, chunk in zip(h5key, shape, chunkshape, strict=True)]
+    out_shape = tuple(size for size, _ in axes)
+    pieces = [
+        GatherPiece(
+            grid=tuple(a[0] for a in combo),
+            in_chunk=tuple(a[1] for a in combo),
+            bounds=tuple(a[2] for a in combo),
+            in_out=tuple(a[3] for a in combo),
+            full_chunk=all(a[4] for a in combo),
+        )
+        for combo in itertools.product(*(pieces for _, pieces in axes))
+    ]
+    return out_shape, pieces
+
+
+def count_key_chunks(h5key: Sequence[Any], shape: Shape, chunkshape: Shape) -> int:
+    """How many chunks a planned selection key touches (at most; a step longer than a
+    chunk may skip some)."""
+    total = 1
+    for item, length, chunk in zip(h5key, shape, chunkshape, strict=True):
+        if isinstance(item, slice):
+            start, stop, step = item.indices(length)
+            count = len(range(start, stop, step))
+            if count == 0:
+                return 0
+            last = start + (count - 1) * step
+            total *= min(count, last // chunk - start // chunk + 1)
+        elif isinstance(item, np.ndarray):
+            total *= len(np.unique(np.asarray(item, dtype=np.int64) // chunk))
+    return total
+
+
+__all__ = ["AxisSelection", "GatherPiece", "count_key_chunks", "gather_pieces"]

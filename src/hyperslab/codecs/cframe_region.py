@@ -1,0 +1,113 @@
+"""Decoding part of a b2nd chunk frame: only the blocks a region touches.
+
+A b2nd chunk is cut into blocks of its block shape, stored one after another in C order
+of the block grid, each block one Blosc2 compression block holding its items in C order
+(README_B2ND_FORMAT, README_CHUNK_FORMAT).  :func:`decode_region` decompresses just the
+blocks that intersect a step-1 region of the chunk, each on its own
+(:func:`.cframe_item.one_block` makes a one-block chunk of it), with a Blosc2 context that
+releases the GIL, so regions of several chunks decode in parallel threads.
+
+It answers None where that does not apply (plain frames, special chunks, filters that do
+not work block by block, compression blocks that are not the b2nd blocks) or does not pay
+(the region touches more than a given share of the blocks): the caller then decodes the
+whole chunk.  Malformed frames raise :class:`~hyperslab.codecs.cframe.FrameError`.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from typing import Any, Final
+
+import numpy as np
+
+from hyperslab._typing import AnyArray, DTypeLike
+from hyperslab.codecs.cframe import (
+    _PARTIAL_FILTERS,
+    _byte_view,
+    _decompress,
+    parse_frame,
+)
+from hyperslab.codecs.cframe_item import CHUNK_HEAD, one_block
+
+DEFAULT_MAX_SHARE: Final = 0.5
+"""Above this share of the chunk's blocks, decoding the whole chunk at once is cheaper."""
+
+
+def _blocks_touched(bounds: tuple[slice, ...], blockshape: tuple[int, ...]) -> list[range]:
+    return [range(b.start // n, (b.stop - 1) // n + 1) for b, n in zip(bounds, blockshape,
+                                                                       strict=True)]
+
+
+def decode_region(
+    buf: Any, bounds: tuple[slice, ...], dtype: DTypeLike, *,
+    max_share: float = DEFAULT_MAX_SHARE,
+) -> AnyArray | None:
+    """The items of a b2nd chunk frame inside ``bounds``, decoding only the blocks touched.
+
+    Parameters
+    ----------
+    buf : bytes-like
+        A whole one-chunk b2nd frame.
+    bounds : tuple of slice
+        Step-1 ranges within the chunk's shape, one per dimension (non-empty).
+    dtype : dtype-like
+        The items' dtype (its size must be the frame's type size); the bytes are taken as
+        they are (no byte swapping).
+    max_share : float
+        Answer None when the region touches more than this share of the blocks.
+
+    Returns
+    -------
+    numpy.ndarray or None
+        A new array of the region's shape, or None (see the module docstring).
+
+    Raises
+    ------
+    FrameError
+        If the frame is malformed or a block does not decompress.
+    """
+    dt = np.dtype(dtype)
+    view = _byte_view(buf)
+    layout = parse_frame(view)
+    blockshape = layout.blockshape
+    chunkshape = layout.shape
+    if (
+        blockshape is None or layout.special or layout.typesize != dt.itemsize
+        or len(bounds) != len(chunkshape)
+        or layout.blocksize != math.prod(blockshape) * dt.itemsize
+    ):
+        return None
+    touched = _blocks_touched(bounds, blockshape)
+    grid = tuple(-(-c // n) for c, n in zip(chunkshape, blockshape, strict=True))
+    if math.prod(len(r) for r in touched) > max_share * math.prod(grid):
+        return None
+    chunk = view[layout.chunk_start : layout.chunk_stop]
+    _, _, flags, _, nbytes, blocksize, _ = CHUNK_HEAD.unpack_from(chunk, 0)
+    if (
+        flags & 0x07 != 0x05  # an extended header with compressed, split-able blocks
+        or chunk[30] or chunk[31]
+        or bytes(chunk[16:22]).strip(_PARTIAL_FILTERS)
+        or blocksize != layout.blocksize
+    ):
+        return None
+    nblocks = -(-nbytes // blocksize)
+    out = np.empty(tuple(b.stop - b.start for b in bounds), dtype=dt)
+    block = np.empty(blockshape, dtype=dt)
+    flat = block.reshape(-1).view(np.uint8)
+    for index in itertools.product(*touched):
+        number = int(np.ravel_multi_index(index, grid))
+        part = one_block(chunk, number, nblocks, blocksize, nbytes)
+        if part is None:
+            return None
+        _decompress(part, flat, 1)
+        inside, at = [], []
+        for i, n, b in zip(index, blockshape, bounds, strict=True):
+            lo, hi = max(b.start, i * n), min(b.stop, (i + 1) * n)
+            inside.append(slice(lo - i * n, hi - i * n))
+            at.append(slice(lo - b.start, hi - b.start))
+        out[tuple(at)] = block[tuple(inside)]
+    return out
+
+
+__all__ = ["DEFAULT_MAX_SHARE", "decode_region"]

@@ -1,0 +1,238 @@
+"""Every kind of selection of Blosc2 datasets, through the fast path and through HDF5.
+
+The fast path reads raw chunks and decodes, of each chunk, only the b2nd blocks the
+selection touches (:mod:`hyperslab.codecs.cframe_region`); the fallback is h5py's filter
+pipeline.  Both are compared with NumPy on the same data, for random shapes, chunk and
+block shapes, dtypes (big-endian and compound included), codecs and selections: ints
+(negative too), slices of any step (negative too), Ellipsis, new axes, and integer or
+boolean arrays along one axis.  Chunks are written by hyperslab (its own block shapes) or
+by python-blosc2 with random block shapes through the direct chunking API, some left
+unwritten (the fill value).
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from pathlib import Path
+from typing import Any
+
+import blosc2
+import h5py
+import hdf5plugin  # noqa: F401  (h5py reads the Blosc2 filter)
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import hyperslab
+from hyperslab.chunked.engine import ChunkEngine
+from hyperslab.codecs.cframe_region import decode_region
+from hyperslab.errors import HDF5ExtError
+
+DTYPES = ["<i8", ">i4", "<f4", ">f8", "u1", "<c16", "S3"]
+# N-D compound datasets are UnImplemented nodes (as in PyTables); compound records of
+# Blosc2 tables go through the same engine (see test_table.py, with every codec).
+CODECS = {"lz4": blosc2.Codec.LZ4, "zstd": blosc2.Codec.ZSTD}
+FILL = 7
+
+
+def _data(shape: tuple[int, ...], dtype: str, seed: int) -> np.ndarray:
+    rng = np.random.default_rng(seed)
+    values = np.indices(shape).sum(axis=0) + rng.integers(0, 3, size=shape)
+    if np.dtype(dtype).kind == "S":
+        return (values % 1000).astype(dtype)
+    return values.astype(dtype)
+
+
+def _atom_and_order(dtype: np.dtype[Any]) -> tuple[Any, str | None]:
+    order = {"<": "little", ">": "big"}.get(dtype.byteorder)
+    return hyperslab.Atom.from_dtype(dtype.newbyteorder("=")), order
+
+
+def _chunk_frame(data: np.ndarray, start: tuple[int, ...], chunkshape: tuple[int, ...],
+                 blockshape: tuple[int, ...], codec: str) -> bytes:
+    """A full-chunkshape b2nd frame of the chunk at ``start`` (edges padded)."""
+    chunk = np.zeros(chunkshape, dtype=data.dtype)
+    part = data[tuple(slice(s, s + c) for s, c in zip(start, chunkshape, strict=True))]
+    chunk[tuple(slice(0, n) for n in part.shape)] = part
+    cparams = {"codec": CODECS[codec], "clevel": 5, "filters": [blosc2.Filter.SHUFFLE]}
+    return bytes(blosc2.asarray(chunk, chunks=chunkshape, blocks=blockshape,
+                                cparams=cparams).to_cframe())
+
+
+def _write(path: Path, data: np.ndarray, chunkshape: tuple[int, ...],
+           blockshape: tuple[int, ...] | None, codec: str, skip: int) -> np.ndarray:
+    """Write ``data``; return what the dataset holds (chunks skipped read as FILL)."""
+    expected = data.copy()
+    filters = hyperslab.Filters(5, f"blosc2:{codec}", shuffle=True)
+    with hyperslab.open_file(path, "w") as f:
+        if blockshape is None:
+            f.create_carray("/", "a", obj=data, chunkshape=chunkshape, filters=filters)
+            return expected
+        atom, order = _atom_and_order(data.dtype)
+        atom.dflt = np.array(FILL).astype(atom.dtype)
+        carray = f.create_carray("/", "a", atom, data.shape, chunkshape=chunkshape,
+                                 filters=filters, byteorder=order)
+        grid = [range(0, n, c) for n, c in zip(data.shape, chunkshape, strict=True)]
+        for number, start in enumerate(itertools.product(*grid)):
+            region = tuple(slice(s, s + c) for s, c in zip(start, chunkshape, strict=True))
+            if skip and number % skip == 0:
+                expected[region] = carray.atom.dflt  # never written: the fill value
+                continue
+            carray.write_chunk(start, _chunk_frame(data, start, chunkshape, blockshape, codec))
+    return expected
+
+
+@st.composite
+def _axis_key(draw: st.DrawFn, length: int, allow_array: bool) -> Any:
+    kind = draw(st.sampled_from(["int", "slice", "slice", "array", "mask"] if allow_array
+                                else ["int", "slice", "slice"]))
+    if kind == "int":
+        return draw(st.integers(-length, length - 1))
+    if kind == "slice":
+        bound = st.none() | st.integers(-length - 2, length + 2)
+        step = draw(st.none() | st.integers(-4, 4).filter(bool))
+        return slice(draw(bound), draw(bound), step)
+    if kind == "array":
+        return np.array(draw(st.lists(st.integers(-length, length - 1), min_size=1,
+                                      max_size=6)), dtype=np.int64)
+    return np.array(draw(st.lists(st.booleans(), min_size=length, max_size=length)))
+
+
+@st.composite
+def _selections(draw: st.DrawFn, shape: tuple[int, ...]) -> tuple[Any, ...]:
+    array_axis = draw(st.sampled_from([None, *range(len(shape))]))
+    key: list[Any] = [draw(_axis_key(n, axis == array_axis)) for axis, n in enumerate(shape)]
+    if draw(st.booleans()):  # trailing full slices as an Ellipsis
+        while key and isinstance(key[-1], slice) and key[-1] == slice(None):
+            key.pop()
+        cut = draw(st.integers(0, len(key)))
+        key = [*key[:cut], Ellipsis]
+    if draw(st.booleans()):
+        key.insert(draw(st.integers(0, len(key))), np.newaxis)
+    return tuple(key)
+
+
+@st.composite
+def _cases(draw: st.DrawFn) -> dict[str, Any]:
+    ndim = draw(st.integers(1, 4))
+    shape = tuple(draw(st.lists(st.integers(1, 13), min_size=ndim, max_size=ndim)))
+    chunkshape = tuple(draw(st.integers(1, max(1, n))) for n in shape)
+    blockshape = draw(st.none() | st.tuples(*(st.integers(1, c) for c in chunkshape)))
+    return {
+        "shape": shape, "chunkshape": chunkshape, "blockshape": blockshape,
+        "dtype": draw(st.sampled_from(DTYPES)), "codec": draw(st.sampled_from(list(CODECS))),
+        "skip": draw(st.sampled_from([0, 0, 3])),
+        "keys": draw(st.lists(_selections(shape), min_size=1, max_size=6)),
+        "seed": draw(st.integers(0, 1000)),
+    }
+
+
+def _read_all(path: Path, keys: list[tuple[Any, ...]], fast: bool) -> list[Any]:
+    """``a[key]`` for each key, through the fast path or (``fast`` False) through HDF5."""
+    results: list[Any] = []
+    with pytest.MonkeyPatch.context() as patch:
+        if not fast:
+            patch.setattr(ChunkEngine, "serves_key", lambda self, key: False)
+        with hyperslab.open_file(path) as f:
+            for key in keys:
+                try:
+                    results.append(f.root.a[key])
+                except IndexError as exc:
+                    results.append(exc)
+    return results
+
+
+@settings(max_examples=120, deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
+@given(case=_cases())
+def test_every_selection_matches_numpy(tmp_path_factory: pytest.TempPathFactory,
+                                       case: dict[str, Any]) -> None:
+    path = tmp_path_factory.mktemp("slicing") / "a.h5"
+    data = _data(case["shape"], case["dtype"], case["seed"])
+    expected = _write(path, data, case["chunkshape"], case["blockshape"], case["codec"],
+                      case["skip"])
+    native = expected.astype(expected.dtype.newbyteorder("="))
+    for fast in (True, False):
+        for key, got in zip(case["keys"], _read_all(path, case["keys"], fast), strict=True):
+            try:
+                want = native[key]
+            except IndexError:
+                assert isinstance(got, IndexError), (key, fast)
+                continue
+            assert not isinstance(got, Exception), (key, fast, got)
+            assert got.shape == want.shape, (key, fast)
+            assert got.dtype == want.dtype, (key, fast)
+            np.testing.assert_array_equal(got, want, err_msg=f"{key!r} fast={fast}")
+    with h5py.File(path) as h5:  # the filter's own reader agrees with the data written
+        np.testing.assert_array_equal(h5["a"][...], expected)
+
+
+@settings(max_examples=150, deadline=None)
+@given(data=st.data())
+def test_decode_region_matches_the_chunk(data: st.DataObject) -> None:
+    ndim = data.draw(st.integers(1, 4))
+    chunkshape = tuple(data.draw(st.lists(st.integers(1, 12), min_size=ndim, max_size=ndim)))
+    blockshape = tuple(data.draw(st.integers(1, c)) for c in chunkshape)
+    dtype = data.draw(st.sampled_from(["<i8", ">i4", "<f2", "u1"]))
+    chunk = (np.indices(chunkshape).sum(axis=0) % 50).astype(dtype)
+    frame = _chunk_frame(chunk, (0,) * ndim, chunkshape, blockshape,
+                         data.draw(st.sampled_from(list(CODECS))))
+    bounds = []
+    for c in chunkshape:
+        lo = data.draw(st.integers(0, c - 1))
+        bounds.append(slice(lo, data.draw(st.integers(lo + 1, c))))
+    part = decode_region(frame, tuple(bounds), dtype, max_share=1.0)
+    if part is not None:  # None: the frame's layout does not allow it (then never wrong)
+        np.testing.assert_array_equal(part, chunk[tuple(bounds)])
+        assert part.dtype == np.dtype(dtype)
+
+
+def test_only_the_touched_blocks_are_decoded(tmp_path: Path,
+                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    """A thin slice of chunks with many blocks decodes a few blocks, not whole chunks."""
+    from hyperslab.codecs import cframe, cframe_region
+
+    shape, chunkshape, blockshape = (8, 40, 40), (8, 40, 40), (2, 10, 10)
+    data = _data(shape, "<i8", 1)
+    path = tmp_path / "blocks.h5"
+    _write(path, data, chunkshape, blockshape, "lz4", 0)
+    calls = {"blocks": 0, "whole": 0}
+    real_decompress = cframe_region._decompress
+
+    def count_blocks(src: Any, dst: Any, nthreads: int) -> None:
+        calls["blocks"] += 1
+        real_decompress(src, dst, nthreads)
+
+    real_decode_into = cframe.decode_into
+
+    def count_whole(*args: Any, **kwargs: Any) -> None:
+        calls["whole"] += 1
+        real_decode_into(*args, **kwargs)
+
+    monkeypatch.setattr(cframe_region, "_decompress", count_blocks)
+    monkeypatch.setattr(cframe, "decode_into", count_whole)
+    with hyperslab.open_file(path) as f:
+        np.testing.assert_array_equal(f.root.a[:, :, 13], data[:, :, 13])
+        np.testing.assert_array_equal(f.root.a[3, 5:25:7], data[3, 5:25:7])
+    # [:, :, 13]: 4 x 4 blocks of the 4 x 4 x 4 grid; [3, 5:25:7] (rows 5, 12, 19):
+    # 1 x 2 x 4 blocks
+    assert calls == {"blocks": 16 + 8, "whole": 0}
+    assert math.prod(chunkshape) // math.prod(blockshape) == 64
+
+
+def test_a_corrupt_block_names_its_chunk(tmp_path: Path) -> None:
+    shape, chunkshape, blockshape = (20, 30), (10, 30), (2, 30)
+    data = _data(shape, "<f4", 2)
+    path = tmp_path / "corrupt.h5"
+    _write(path, data, chunkshape, blockshape, "lz4", 0)
+    frame = bytearray(_chunk_frame(data, (10, 0), chunkshape, blockshape, "lz4"))
+    frame[len(frame) // 2 : len(frame) // 2 + 40] = b"\xff" * 40  # inside the blocks
+    with hyperslab.open_file(path, "a") as f:
+        f.root.a.write_chunk((10, 0), bytes(frame))
+        np.testing.assert_array_equal(f.root.a[:10, ::3], data[:10, ::3])
+        with pytest.raises(HDF5ExtError, match=r"\(10, 0\)"):
+            f.root.a[10:, 4]
+        with pytest.raises(HDF5ExtError, match=r"\(10, 0\)"):
+            f.root.a[::3, [1, 2]]
