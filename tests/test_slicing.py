@@ -236,3 +236,56 @@ def test_a_corrupt_block_names_its_chunk(tmp_path: Path) -> None:
             f.root.a[10:, 4]
         with pytest.raises(HDF5ExtError, match=r"\(10, 0\)"):
             f.root.a[::3, [1, 2]]
+
+
+def _frame_blockshape(node: Any, grid: tuple[int, ...]) -> tuple[int, ...] | None:
+    from hyperslab.codecs import cframe
+
+    return cframe.parse_frame(node.read_chunk(
+        tuple(g * c for g, c in zip(grid, node.chunkshape, strict=True)))).blockshape
+
+
+@pytest.mark.parametrize("kind", ["carray", "earray"])
+def test_blockshape_is_used_kept_and_readable_everywhere(tmp_path: Path, kind: str) -> None:
+    import tables
+
+    path = tmp_path / "blocks.h5"
+    data = _data((12, 30, 20), "<f8", 3)
+    filters = hyperslab.Filters(5, "blosc2:zstd", shuffle=True)
+    with hyperslab.open_file(path, "w") as f:
+        if kind == "carray":
+            node = f.create_carray("/", "a", obj=data, chunkshape=(6, 15, 20),
+                                   filters=filters, blockshape=(3, 5, 10))
+        else:
+            node = f.create_earray("/", "a", hyperslab.Float64Atom(), (0, 30, 20),
+                                   chunkshape=(6, 15, 20), filters=filters,
+                                   blockshape=(3, 5, 10))
+            node.append(data)
+        assert _frame_blockshape(node, (1, 1, 0)) == (3, 5, 10)
+    with hyperslab.open_file(path, "a") as f:  # chunks written later keep the blocks
+        f.root.a[6:12] = data[6:12] * 2
+        assert _frame_blockshape(f.root.a, (1, 0, 0)) == (3, 5, 10)
+        np.testing.assert_array_equal(f.root.a[:, 7, ::3], np.concatenate(
+            [data[:6], data[6:12] * 2])[:, 7, ::3])
+    expected = np.concatenate([data[:6], data[6:12] * 2])
+    with h5py.File(path) as h5:
+        np.testing.assert_array_equal(h5["a"][...], expected)
+    with tables.open_file(path) as t:
+        np.testing.assert_array_equal(t.root.a[...], expected)
+
+
+@pytest.mark.parametrize(("filters", "blockshape", "match"), [
+    (hyperslab.Filters(5, "zlib"), (2, 2), "Blosc2 compression as the only filter"),
+    (hyperslab.Filters(5, "blosc2", fletcher32=True), (2, 2), "only filter"),
+    (hyperslab.Filters(5, "blosc2"), (2,), "one dimension per chunk dimension"),
+    (hyperslab.Filters(5, "blosc2"), (2, 9), "from 1 to the chunk's"),
+    (hyperslab.Filters(5, "blosc2"), (0, 2), "from 1 to the chunk's"),
+    (hyperslab.Filters(5, "blosc2"), "ab", "sequence of ints"),
+])
+def test_bad_blockshapes_create_nothing(tmp_path: Path, filters: Any, blockshape: Any,
+                                        match: str) -> None:
+    with hyperslab.open_file(tmp_path / "bad.h5", "w") as f:
+        with pytest.raises(ValueError, match=match):
+            f.create_carray("/", "a", hyperslab.Int32Atom(), (10, 10), chunkshape=(5, 5),
+                            filters=filters, blockshape=blockshape)
+        assert "a" not in f.root

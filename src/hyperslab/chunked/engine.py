@@ -120,6 +120,7 @@ class ChunkEngine:
         self._itemsize = self._dtype.itemsize
         self._params: Blosc2Params | None = None
         self._encoders: dict[int, cframe.FrameEncoder] = {}
+        self._blockshape: Shape | None = None
         self._fill: Any = None
         if self.kind is RawKind.BLOSC2:
             self._params = Blosc2Params.from_cd_values(dataset.pipeline()[0].cd_values)
@@ -160,6 +161,38 @@ class ChunkEngine:
             return True, 1
         return False, self._workers if big else 1
 
+    @property
+    def blockshape(self) -> Shape:
+        """The b2nd block shape of the chunks this engine writes.
+
+        The one set with :meth:`set_blockshape` (at creation), else that of the chunks
+        already stored (the first one's frame), else
+        :func:`~hyperslab.codecs.blockshape.choose_blockshape`'s for the chunk shape.
+        """
+        if self._blockshape is None:
+            self._blockshape = self._stored_blockshape() or choose_blockshape(
+                self._chunkshape, self._itemsize)
+        return self._blockshape
+
+    def set_blockshape(self, blockshape: Sequence[int]) -> None:
+        """Write the chunks with b2nd blocks of ``blockshape`` (checked by the caller)."""
+        self._blockshape = tuple(int(b) for b in blockshape)
+        self._encoders.clear()
+
+    def _stored_blockshape(self) -> Shape | None:
+        """The block shape of the first stored chunk, if it is a b2nd frame of ours."""
+        try:
+            index = self._dataset.chunk_index()
+            if not index.nwritten:
+                return None
+            raw, mask = self._dataset.read_raw_chunk(tuple(int(c) for c in index.coords[0]))
+            layout = cframe.parse_frame(raw) if not mask else None
+        except (cframe.FrameError, HDF5ExtError, NoSuchChunkError, ValueError, OSError):
+            return None
+        if layout is None or layout.blockshape is None or layout.shape != self._chunkshape:
+            return None
+        return tuple(layout.blockshape)
+
     def _encoder(self, nthreads: int) -> cframe.FrameEncoder:
         encoder = self._encoders.get(nthreads)
         if encoder is None:
@@ -167,7 +200,7 @@ class ChunkEngine:
             assert params is not None
             blockshape = None
             if params.is_b2nd and params.typesize == self._itemsize <= _B2ND_MAX_TYPESIZE:
-                blockshape = choose_blockshape(self._chunkshape, self._itemsize)
+                blockshape = self.blockshape
             # Plain frames only need the chunk's size in Blosc2 items (shaped atoms hold
             # several items per element).
             frame_shape = (self._chunkshape if blockshape is not None

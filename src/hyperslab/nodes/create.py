@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import operator
 from typing import Any
 
 import numpy as np
@@ -124,6 +125,39 @@ def chunked_layout(
         complib=filters.complib if filters.complevel else None,
         classname=classname,
     )
+
+
+def check_blockshape(blockshape: Any, chunkshape: Shape, filters: Filters) -> Shape | None:
+    """A ``blockshape`` for ``create_carray``/``create_earray`` checked against the chunk
+    shape and filters (None stays None: the engine chooses).
+
+    Raises
+    ------
+    ValueError
+        If the filters do not compress with Blosc2 alone, or ``blockshape`` is not one
+        positive int per dimension, each at most the chunk's.
+    """
+    if blockshape is None:
+        return None
+    if not (filters.complevel and (filters.complib or "").startswith("blosc2")
+            and not filters.fletcher32
+            and filters.least_significant_digit is None):
+        raise ValueError(
+            f"blockshape {blockshape!r} needs Blosc2 compression as the only filter, not "
+            f"{filters!r}"
+        )
+    try:
+        blocks = tuple(operator.index(b) for b in blockshape)
+    except TypeError:
+        raise ValueError(f"blockshape must be a sequence of ints, not {blockshape!r}") from None
+    if len(blocks) != len(chunkshape) or any(
+        not 1 <= b <= c for b, c in zip(blocks, chunkshape, strict=True)
+    ):
+        raise ValueError(
+            f"blockshape {blockshape!r} must have one dimension per chunk dimension, each "
+            f"from 1 to the chunk's (chunkshape {chunkshape})"
+        )
+    return blocks
 
 
 def create_chunked_dataset(

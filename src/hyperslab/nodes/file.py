@@ -532,20 +532,29 @@ class File(FileAttrsCompat):
         createparents: bool = False,
         obj: Any = None,
         track_times: bool = True,
+        blockshape: Any = None,
     ) -> CArray:
         """Create a chunked, fixed-shape :class:`CArray`, filled from ``obj`` if given.
+
+        ``blockshape`` (Blosc2 compression only) sets the b2nd blocks each chunk is cut
+        into: the unit of partial decompression (a selection decodes only the blocks it
+        touches).  By default blocks are chosen for the CPU's L2 cache
+        (:func:`hyperslab.codecs.blockshape.choose_blockshape`).  Chunks written whole
+        (``arr[...] = x`` covering them, ``append``) get these blocks; chunks HDF5's filter
+        writes in part get the filter's own.
 
         Raises
         ------
         TypeError
             If neither ``obj`` nor ``atom`` and ``shape`` are given.
         ValueError
-            If ``obj`` disagrees with ``atom``/``shape``, or ``chunkshape`` is invalid.
+            If ``obj`` disagrees with ``atom``/``shape``, or ``chunkshape`` or
+            ``blockshape`` is invalid (nothing is created).
         """
         return self._new_chunked(
             CArray, where, name, atom, shape, obj, title=title, filters=filters,
             chunkshape=chunkshape, byteorder=byteorder, createparents=createparents,
-            track_times=track_times, expectedrows=None,
+            track_times=track_times, expectedrows=None, blockshape=blockshape,
         )
 
     def create_earray(
@@ -562,18 +571,22 @@ class File(FileAttrsCompat):
         createparents: bool = False,
         obj: Any = None,
         track_times: bool = True,
+        blockshape: Any = None,
     ) -> EArray:
         """Create an extendable :class:`EArray` (one dimension of ``shape`` must be 0).
+
+        ``blockshape`` is as in :meth:`create_carray`.
 
         Raises
         ------
         ValueError
-            If ``shape`` has no zero dimension or more than one.
+            If ``shape`` has no zero dimension or more than one, or ``blockshape`` is
+            invalid.
         """
         node = self._new_chunked(
             EArray, where, name, atom, shape, obj, title=title, filters=filters,
             chunkshape=chunkshape, byteorder=byteorder, createparents=createparents,
-            track_times=track_times, expectedrows=expectedrows,
+            track_times=track_times, expectedrows=expectedrows, blockshape=blockshape,
         )
         assert isinstance(node, EArray)
         return node
@@ -594,6 +607,7 @@ class File(FileAttrsCompat):
         createparents: bool,
         track_times: bool,
         expectedrows: int | None,
+        blockshape: Any = None,
     ) -> CArray:
         """Create a CArray or (``cls`` EArray) an EArray; see their ``create_*`` methods."""
         parent = self._parent_for_new(where, createparents)
@@ -608,6 +622,7 @@ class File(FileAttrsCompat):
         chunks = create.chunked_layout(shape, atom, filters, maindim=extdim or 0,
                                        expectedrows=int(expectedrows), chunkshape=chunkshape,
                                        classname=cls._c_classid)
+        blocks = create.check_blockshape(blockshape, chunks, filters)
         dataset = create.create_chunked_dataset(
             parent._h5id, name, shape=shape, atom=atom, filters=filters, chunkshape=chunks,
             extdim=extdim, byteorder=byteorder, track_times=track_times,
@@ -617,6 +632,8 @@ class File(FileAttrsCompat):
                                         extdim=extdim)
         node: CArray = self._finish_leaf(parent, name, cls, dataset)
         node._lsd = _lsd_of(filters)
+        if blocks is not None:
+            node._engine.set_blockshape(blocks)
         if data is not None:
             if isinstance(node, EArray):
                 node.append(data)
