@@ -34,9 +34,15 @@ DEFAULT_MAX_SHARE: Final = 0.5
 """Above this share of the chunk's blocks, decoding the whole chunk at once is cheaper."""
 
 
-def _blocks_touched(bounds: tuple[slice, ...], blockshape: tuple[int, ...]) -> list[range]:
-    return [range(b.start // n, (b.stop - 1) // n + 1) for b, n in zip(bounds, blockshape,
-                                                                       strict=True)]
+def _axis_blocks(bound: slice, block: int, stride: int) -> list[tuple[int, slice, slice]]:
+    """Per block along one axis that ``bound`` touches: (its share of the block number,
+    the part of the block inside ``bound``, where that part goes in the region)."""
+    parts = []
+    for i in range(bound.start // block, (bound.stop - 1) // block + 1):
+        lo, hi = max(bound.start, i * block), min(bound.stop, (i + 1) * block)
+        parts.append((i * stride, slice(lo - i * block, hi - i * block),
+                      slice(lo - bound.start, hi - bound.start)))
+    return parts
 
 
 def decode_region(
@@ -78,9 +84,11 @@ def decode_region(
         or layout.blocksize != math.prod(blockshape) * dt.itemsize
     ):
         return None
-    touched = _blocks_touched(bounds, blockshape)
     grid = tuple(-(-c // n) for c, n in zip(chunkshape, blockshape, strict=True))
-    if math.prod(len(r) for r in touched) > max_share * math.prod(grid):
+    strides = [math.prod(grid[axis + 1 :]) for axis in range(len(grid))]
+    axes = [_axis_blocks(b, n, stride)
+            for b, n, stride in zip(bounds, blockshape, strides, strict=True)]
+    if math.prod(len(parts) for parts in axes) > max_share * math.prod(grid):
         return None
     chunk = view[layout.chunk_start : layout.chunk_stop]
     _, _, flags, _, nbytes, blocksize, _ = CHUNK_HEAD.unpack_from(chunk, 0)
@@ -95,18 +103,12 @@ def decode_region(
     out = np.empty(tuple(b.stop - b.start for b in bounds), dtype=dt)
     block = np.empty(blockshape, dtype=dt)
     flat = block.reshape(-1).view(np.uint8)
-    for index in itertools.product(*touched):
-        number = int(np.ravel_multi_index(index, grid))
-        part = one_block(chunk, number, nblocks, blocksize, nbytes)
+    for combo in itertools.product(*axes):
+        part = one_block(chunk, sum(c[0] for c in combo), nblocks, blocksize, nbytes)
         if part is None:
             return None
         _decompress(part, flat, 1)
-        inside, at = [], []
-        for i, n, b in zip(index, blockshape, bounds, strict=True):
-            lo, hi = max(b.start, i * n), min(b.stop, (i + 1) * n)
-            inside.append(slice(lo - i * n, hi - i * n))
-            at.append(slice(lo - b.start, hi - b.start))
-        out[tuple(at)] = block[tuple(inside)]
+        out[tuple(c[2] for c in combo)] = block[tuple(c[1] for c in combo)]
     return out
 
 
