@@ -289,3 +289,19 @@ def test_bad_blockshapes_create_nothing(tmp_path: Path, filters: Any, blockshape
             f.create_carray("/", "a", hyperslab.Int32Atom(), (10, 10), chunkshape=(5, 5),
                             filters=filters, blockshape=blockshape)
         assert "a" not in f.root
+
+
+@pytest.mark.parametrize("dtype", ["<i8", ">f4", "u1"])
+def test_decode_region_of_plain_one_dimensional_frames(dtype: str) -> None:
+    """Frames of 1-D chunks written by the filter itself are super-chunk frames, whose
+    blocks are runs of items: only the runs a range touches are decoded."""
+    chunk = (np.arange(50_000) % 251).astype(dtype)
+    itemsize = chunk.dtype.itemsize
+    schunk = blosc2.SChunk(chunksize=chunk.nbytes, data=chunk, cparams={
+        "typesize": itemsize, "blocksize": 1000 * itemsize, "codec": blosc2.Codec.LZ4})
+    frame = bytes(schunk.to_cframe())
+    for lo, hi in [(0, 1), (999, 1001), (12_345, 12_400), (49_990, 50_000)]:
+        part = decode_region(frame, (slice(lo, hi),), dtype)
+        assert part is not None
+        np.testing.assert_array_equal(part, chunk[lo:hi])
+    assert decode_region(frame, (slice(0, 50_000),), dtype) is None  # all blocks: not worth it

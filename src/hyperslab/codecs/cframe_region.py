@@ -7,8 +7,10 @@ blocks that intersect a step-1 region of the chunk, each on its own
 (:func:`.cframe_item.one_block` makes a one-block chunk of it), with a Blosc2 context that
 releases the GIL, so regions of several chunks decode in parallel threads.
 
-It answers None where that does not apply (plain frames, special chunks, filters that do
-not work block by block, compression blocks that are not the b2nd blocks) or does not pay
+Plain (super-chunk) frames of 1-D chunks are served too: their blocks are runs of
+items.  It answers None where that does not apply (other plain frames, special chunks,
+filters that do not work block by block, compression blocks that are not the b2nd
+blocks) or does not pay
 (the region touches more than a given share of the blocks): the caller then decodes the
 whole chunk.  Malformed frames raise :class:`~hyperslab.codecs.cframe.FrameError`.
 """
@@ -78,10 +80,19 @@ def decode_region(
     layout = parse_frame(view)
     blockshape = layout.blockshape
     chunkshape = layout.shape
+    if blockshape is None and len(bounds) == 1 and dt.itemsize and not (
+        layout.blocksize % dt.itemsize or layout.nbytes % dt.itemsize
+    ):
+        # A plain (super-chunk) frame of a 1-D chunk: its blocks are runs of items.
+        blockshape = (layout.blocksize // dt.itemsize,)
+        chunkshape = (layout.nbytes // dt.itemsize,)
+    elif layout.typesize != dt.itemsize:
+        return None
     if (
-        blockshape is None or layout.special or layout.typesize != dt.itemsize
+        blockshape is None or layout.special
         or len(bounds) != len(chunkshape)
         or layout.blocksize != math.prod(blockshape) * dt.itemsize
+        or any(b.stop > c for b, c in zip(bounds, chunkshape, strict=True))
     ):
         return None
     grid = tuple(-(-c // n) for c, n in zip(chunkshape, blockshape, strict=True))
