@@ -37,7 +37,7 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from types import TracebackType
-from typing import Any
+from typing import Any, TypeVar
 
 BENCH_DIR = Path(__file__).resolve().parent
 """The ``bench/`` folder."""
@@ -55,6 +55,7 @@ Check = Any
 """A JSON-able value returned by a case, compared across rivals."""
 
 ProgressFn = Callable[[str], None]
+RivalT = TypeVar("RivalT", bound="Rival")
 
 
 class BenchmarkError(RuntimeError):
@@ -537,16 +538,26 @@ class _Runner:
         return list(ms.values())
 
 
-def select_rivals(spec: BenchmarkSpec, progress: ProgressFn) -> tuple[list[Rival], dict]:
-    """Return the available rivals and, for the others, why they were skipped."""
-    rivals, skipped = [], {}
-    for rival in spec.rivals:
+def split_available(
+    rivals: Sequence[RivalT], progress: ProgressFn
+) -> tuple[list[RivalT], dict[str, str]]:
+    """Return the rivals that can run here and, for the others, why not (each reported
+    to ``progress``)."""
+    available: list[RivalT] = []
+    skipped: dict[str, str] = {}
+    for rival in rivals:
         reason = rival.unavailable_reason()
         if reason is None:
-            rivals.append(rival)
+            available.append(rival)
         else:
             skipped[rival.name] = reason
             progress(f"skipping {rival.name}: {reason}")
+    return available, skipped
+
+
+def select_rivals(spec: BenchmarkSpec, progress: ProgressFn) -> tuple[list[Rival], dict]:
+    """Return the available rivals and, for the others, why they were skipped."""
+    rivals, skipped = split_available(spec.rivals, progress)
     if not rivals:
         raise BenchmarkError(f"{spec.name}: no rival is available ({skipped})")
     return rivals, skipped

@@ -81,6 +81,7 @@ from bench.harness import (
     pick,
     print_progress,
     run_benchmark,
+    split_available,
 )
 
 FULL_SHAPE = (50, 100, 100, 100)
@@ -778,21 +779,9 @@ def main(argv: list[str] | None = None) -> int:
             os.environ["BLOSC_NTHREADS"] = old_threads
 
 
-def _available(rivals: Sequence[SlicingRival]) -> tuple[list[SlicingRival], dict[str, str]]:
-    available, skipped = [], {}
-    for rival in rivals:
-        reason = rival.unavailable_reason()
-        if reason is None:
-            available.append(rival)
-        else:
-            skipped[rival.name] = reason
-            print_progress(f"skipping {rival.name}: {reason}")
-    return available, skipped
-
-
 def _run(args: argparse.Namespace, options: Options, folder: Path) -> int:
     t0 = time.perf_counter()
-    rivals, skipped = _available(options.rivals)
+    rivals, skipped = split_available(options.rivals, print_progress)
     if not rivals:
         print("slicing: error: no rival is available", file=sys.stderr)
         return 1
