@@ -22,6 +22,8 @@ from typing import Any, Final, TypeVar
 
 import numpy as np
 
+from hyperslab._typing import AnyArray
+
 CHUNK_HEAD: Final = struct.Struct("<BBBBiii")
 """The 16-byte Blosc2 chunk header (README_CHUNK_FORMAT.rst), little-endian."""
 CHUNK_MINLEN: Final = 16
@@ -106,7 +108,30 @@ def one_block(chunk: Any, nblock: int, nblocks: int, blocksize: int, nbytes: int
         return None
     later = starts[starts > begin]
     end = int(later.min()) if later.size else cbytes
-    if end > cbytes:
+    return block_chunk(chunk, nblock, begin, end, blocksize, nbytes)
+
+
+def block_ends(chunk: Any, nblocks: int) -> tuple[AnyArray, AnyArray] | None:
+    """The start and end, in `chunk`, of the compressed streams of every block (for
+    :func:`block_chunk`); None when the offsets table or an offset is outside the chunk."""
+    cbytes = len(chunk)
+    table_end = CHUNK_EXTLEN + 4 * nblocks
+    if table_end > cbytes:
+        return None
+    starts = np.frombuffer(chunk, dtype="<i4", count=nblocks, offset=CHUNK_EXTLEN)
+    if nblocks and (int(starts.min()) < table_end or int(starts.max()) >= cbytes):
+        return None
+    ordered = np.unique(starts)
+    following = np.append(ordered[1:], cbytes)
+    return starts, following[np.searchsorted(ordered, starts)]
+
+
+def block_chunk(chunk: Any, nblock: int, begin: int, end: int, blocksize: int,
+                nbytes: int) -> bytes | None:
+    """A valid one-block Blosc2 chunk of block `nblock`, whose streams are
+    ``chunk[begin:end]`` (see :func:`one_block`); None if that range is not in the chunk."""
+    cbytes = len(chunk)
+    if not CHUNK_EXTLEN + 4 <= begin < end <= cbytes:
         return None
     header = bytearray(chunk[:CHUNK_EXTLEN])
     bsize = min(blocksize, nbytes - nblock * blocksize)
@@ -182,6 +207,8 @@ __all__ = [
     "I64",
     "MEMCPYED",
     "LayoutMemo",
+    "block_chunk",
+    "block_ends",
     "frame_key",
     "is_checked_block",
     "one_block",

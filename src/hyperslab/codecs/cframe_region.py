@@ -4,7 +4,7 @@ A b2nd chunk is cut into blocks of its block shape, stored one after another in 
 of the block grid, each block one Blosc2 compression block holding its items in C order
 (README_B2ND_FORMAT, README_CHUNK_FORMAT).  :func:`decode_region` decompresses just the
 blocks that intersect a step-1 region of the chunk, each on its own
-(:func:`.cframe_item.one_block` makes a one-block chunk of it), with a Blosc2 context that
+(:func:`.cframe_item.block_chunk` makes a one-block chunk of it), with a Blosc2 context that
 releases the GIL, so regions of several chunks decode in parallel threads.
 
 Plain (super-chunk) frames of 1-D chunks are served too: their blocks are runs of
@@ -30,7 +30,7 @@ from hyperslab.codecs.cframe import (
     _decompress,
     parse_frame,
 )
-from hyperslab.codecs.cframe_item import CHUNK_HEAD, one_block
+from hyperslab.codecs.cframe_item import CHUNK_HEAD, block_chunk, block_ends
 
 DEFAULT_MAX_SHARE: Final = 0.5
 """Above this share of the chunk's blocks, decoding the whole chunk at once is cheaper."""
@@ -111,11 +111,17 @@ def decode_region(
     ):
         return None
     nblocks = -(-nbytes // blocksize)
+    streams = block_ends(chunk, nblocks)
+    if streams is None:
+        return None
+    begins, ends = streams
     out = np.empty(tuple(b.stop - b.start for b in bounds), dtype=dt)
     block = np.empty(blockshape, dtype=dt)
     flat = block.reshape(-1).view(np.uint8)
     for combo in itertools.product(*axes):
-        part = one_block(chunk, sum(c[0] for c in combo), nblocks, blocksize, nbytes)
+        number = sum(c[0] for c in combo)
+        part = block_chunk(chunk, number, int(begins[number]), int(ends[number]), blocksize,
+                           nbytes)
         if part is None:
             return None
         _decompress(part, flat, 1)
