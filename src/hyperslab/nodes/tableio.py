@@ -11,9 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import threading
-from collections import deque
 from collections.abc import Callable, Iterator
-from concurrent.futures import Executor, Future
 from contextlib import AbstractContextManager
 from typing import Any, TypeVar
 
@@ -22,6 +20,7 @@ import numpy as np
 from hyperslab._typing import AnyArray
 from hyperslab.chunked.access import write_selection
 from hyperslab.chunked.engine import ChunkEngine, RawKind
+from hyperslab.chunked.ordered import in_order
 from hyperslab.nodes.description import field_of
 from hyperslab.storage.compound import decode_time64, encode_time64
 from hyperslab.storage.datasets import Dataset
@@ -44,36 +43,6 @@ def encode_time64_fields(records: AnyArray, paths: list[str]) -> None:
     for path in paths:
         column = field_of(records, path)
         column[...] = encode_time64(column, column.dtype.base)
-
-
-def _in_order(
-    pool: Callable[[], Executor],
-    task: Callable[[int, int], Result],
-    spans: list[tuple[int, int]],
-    ahead: int,
-) -> Iterator[Result]:
-    """``task(lo, hi)`` of every span run in the pool (asked for at each submission, so a
-    closed file refuses), at most ``ahead`` at a time; the results in span order."""
-    pending: deque[Future[Result]] = deque()
-    queued = iter(spans)
-    try:
-        for lo, hi in queued:
-            pending.append(pool().submit(task, lo, hi))
-            if len(pending) >= ahead:
-                break
-        while pending:
-            result = pending.popleft().result()
-            for lo, hi in queued:
-                pending.append(pool().submit(task, lo, hi))
-                break
-            yield result
-    finally:
-        # Abandoned early, or failed: no task may still be reading when this returns.
-        for future in pending:
-            future.cancel()
-        for future in pending:
-            if not future.cancelled():
-                future.exception()
 
 
 def _empty(dtype: np.dtype[Any]) -> AnyArray:
@@ -213,7 +182,7 @@ class RecordIO:
             return lo, span if step == 1 else span[::step]
 
         # The next blocks are read in the pool while the caller works on this one.
-        yield from _in_order(self.engine.pool, task, spans, workers)
+        yield from in_order(self.engine.pool, task, spans, workers)
 
     def spans(self, start: int, stop: int, step: int) -> list[tuple[int, int]]:
         """The chunk-aligned blocks holding rows ``range(start, stop, step)`` (``step`` > 0).
@@ -288,7 +257,7 @@ class RecordIO:
         with contextlib.ExitStack() as stack:
             if parallel_context is not None:
                 stack.enter_context(parallel_context())
-            yield from _in_order(self.engine.pool, task, spans, 2 * workers)
+            yield from in_order(self.engine.pool, task, spans, 2 * workers)
 
     def read_points(self, coords: AnyArray) -> AnyArray:
         """Rows at ``coords`` (int64, within the dataset, any order, repeats allowed)."""
