@@ -1,0 +1,58 @@
+"""Tiling a dataset into chunk-aligned boxes of a few megabytes, for streaming work.
+
+Reductions and expressions read a dataset box by box: each box is a whole number of
+chunks (so it is decoded whole, through the fast path where there is one) and about
+``target_bytes`` big, grown from the last dimension first so that boxes are C-contiguous
+slabs of the dataset where the chunk shape allows.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from collections.abc import Sequence
+
+from hyperslab._typing import Shape
+from hyperslab.chunked.regions import Box
+
+TILE_BYTES = 8 << 20
+"""Default size of a tile: a few chunks of L3, small against the memory of any machine."""
+
+
+def tile_shape(shape: Shape, chunkshape: Shape | None, itemsize: int,
+               target_bytes: int = TILE_BYTES) -> Shape:
+    """The shape of the tiles of a dataset (chunk multiples, at most the dataset's).
+
+    Examples
+    --------
+    >>> tile_shape((100, 100, 100), (10, 10, 100), 8, 800_000)
+    (10, 100, 100)
+    >>> tile_shape((1000,), None, 8, 800)
+    (100,)
+    """
+    if not shape:
+        return ()
+    # Contiguous datasets are tiled in slabs of whole rows.
+    unit = tuple(chunkshape) if chunkshape else (1, *shape[1:])
+    tile = [max(1, min(u, n)) for u, n in zip(unit, shape, strict=True)]
+    budget = max(1, target_bytes // max(1, itemsize))
+    for axis in range(len(shape) - 1, -1, -1):
+        rest = math.prod(tile) // tile[axis]
+        fit = max(1, budget // max(1, rest * tile[axis]))
+        tile[axis] = min(shape[axis], tile[axis] * fit)
+        if tile[axis] < shape[axis]:
+            break
+    return tuple(max(1, t) for t in tile)
+
+
+def tiles(shape: Shape, tile: Sequence[int]) -> list[Box]:
+    """The boxes of a tiling of ``shape`` by ``tile``, in C order."""
+    if any(n == 0 for n in shape):
+        return []
+    ranges = [range(0, n, t) for n, t in zip(shape, tile, strict=True)]
+    return [tuple((start, min(start + t, n)) for start, t, n in zip(corner, tile, shape,
+                                                                     strict=True))
+            for corner in itertools.product(*ranges)]
+
+
+__all__ = ["TILE_BYTES", "tile_shape", "tiles"]

@@ -1,0 +1,355 @@
+"""Reductions of on-disk arrays, tile by tile: ``sum``, ``prod``, ``mean``, ``std``, ``var``,
+``min``, ``max``, ``any``, ``all``, ``argmin``, ``argmax``.
+
+The array is streamed in chunk-aligned tiles of a few megabytes (decoded in parallel by the
+source, through the fast path where there is one); each tile is reduced by NumPy along the
+requested axes into a partial result the size of the tile's share of the output (small:
+it stays in cache), and the partials are combined into the result as they come, in tile
+order.  Only a few tiles are in memory at a time.
+
+Combining keeps NumPy's semantics: sums and products add and multiply partials (each tile
+summed pairwise by NumPy, so the error is that of NumPy's own blocked summation); ``min``
+and ``max`` propagate NaNs; ``mean`` divides the sum by the count of elements (or of
+``where`` elements); ``var``/``std`` merge per-tile counts, means and sums of squared
+deviations (Chan et al.'s pairwise update, exact in real arithmetic); ``argmin``/``argmax``
+keep the first occurrence, NaNs first, as NumPy does.
+
+The source protocol: ``shape``, ``dtype`` (native) and ``_map_tiles(work)``, which calls
+``work(box, data)`` for every tile (``box`` per-dimension ``(start, stop)``, ``data`` the
+tile as a native array, valid during the call) and yields the results in C order of the
+tiles.
+"""
+
+from __future__ import annotations
+
+import math
+import operator
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+__all__ = ["OPERATIONS", "reduce"]
+
+OPERATIONS = ("sum", "prod", "mean", "std", "var", "min", "max", "any", "all", "argmin",
+              "argmax")
+
+_UFUNCS: dict[str, np.ufunc] = {
+    "sum": np.add, "prod": np.multiply, "min": np.minimum, "max": np.maximum,
+    "any": np.logical_or, "all": np.logical_and,
+}
+
+
+def _axes(axis: Any, ndim: int) -> tuple[int, ...]:
+    """``axis`` (None, int or tuple of ints, negative allowed) as sorted positive axes."""
+    if axis is None:
+        return tuple(range(ndim))
+    items = axis if isinstance(axis, tuple) else (axis,)
+    axes = []
+    for item in items:
+        try:
+            index = operator.index(item)
+        except TypeError:
+            raise TypeError(f"axis must be None, an int or a tuple of ints, not {axis!r}") \
+                from None
+        if not -ndim <= index < ndim:
+            raise np.exceptions.AxisError(index, ndim)
+        axes.append(index % ndim)
+    if len(set(axes)) != len(axes):
+        raise ValueError(f"duplicate value in 'axis': {axis!r}")
+    return tuple(sorted(axes))
+
+
+def _check_numeric(dtype: np.dtype[Any], op: str) -> None:
+    if dtype.kind not in "biufc" or dtype.subdtype is not None:
+        raise TypeError(f"cannot compute {op} of an array of dtype {dtype}: it is not numeric")
+
+
+def _kept(box: tuple[tuple[int, int], ...], axes: tuple[int, ...]) -> tuple[slice, ...]:
+    """Where a tile's partial goes in a keepdims-shaped result."""
+    return tuple(slice(0, 1) if d in axes else slice(lo, hi) for d, (lo, hi) in enumerate(box))
+
+
+def _where_tile(where: Any, box: tuple[tuple[int, int], ...]) -> Any:
+    if where is None:
+        return True
+    return where[tuple(slice(lo, hi) for lo, hi in box)]
+
+
+def reduce(
+    source: Any,
+    op: str,
+    axis: Any = None,
+    *,
+    dtype: Any = None,
+    keepdims: bool = False,
+    ddof: int = 0,
+    where: Any = None,
+    initial: Any = None,
+) -> Any:
+    """Reduce an on-disk array as NumPy's ``op`` would reduce it in memory.
+
+    Parameters
+    ----------
+    source
+        The array (see the module docstring for the protocol).
+    op : str
+        One of :data:`OPERATIONS`.
+    axis : None, int or tuple of int
+        The axes reduced (``argmin``/``argmax``: None or one int).
+    dtype : dtype-like, optional
+        The accumulator and result dtype (sum, prod, mean, std, var).
+    keepdims : bool
+        Keep the reduced axes, of length 1.
+    ddof : int
+        Delta degrees of freedom (std, var).
+    where : array_like of bool, optional
+        Elements to include; broadcast to the array's shape (not for argmin/argmax).
+    initial : scalar, optional
+        The starting value (sum, prod, min, max), as in NumPy; ``min``/``max`` of an empty
+        selection need one.
+
+    Returns
+    -------
+    numpy scalar or numpy.ndarray
+
+    Raises
+    ------
+    ValueError
+        For an unknown ``op``, an empty reduction without identity, or a bad ``where``.
+    TypeError
+        For a non-numeric array or a bad ``axis``.
+    numpy.exceptions.AxisError
+        For an axis out of range.
+    """
+    if op not in OPERATIONS:
+        raise ValueError(f"unknown reduction {op!r}; known: {', '.join(OPERATIONS)}")
+    shape = tuple(source.shape)
+    in_dtype = np.dtype(source.dtype)
+    _check_numeric(in_dtype, op)
+    if op in ("argmin", "argmax"):
+        if where is not None:
+            raise TypeError(f"{op} does not take a 'where' mask (as in NumPy)")
+        return _arg_reduce(source, op, axis, shape, keepdims)
+    axes = _axes(axis, len(shape))
+    mask = _mask(where, shape)
+    kept_shape = tuple(1 if d in axes else n for d, n in enumerate(shape))
+    if op in ("mean", "std", "var"):
+        return _moments(source, op, axes, kept_shape, keepdims, dtype, ddof, mask, in_dtype)
+    return _fold(source, op, axes, kept_shape, keepdims, dtype, mask, initial, in_dtype)
+
+
+def _mask(where: Any, shape: tuple[int, ...]) -> Any:
+    """``where`` broadcast to the array's shape (None for no mask)."""
+    if where is None or where is True:
+        return None
+    try:
+        return np.broadcast_to(np.asarray(where, dtype=bool), shape)
+    except ValueError:
+        raise ValueError(
+            f"where of shape {np.shape(where)} does not broadcast to the array's shape "
+            f"{shape}") from None
+
+
+def _fold(source: Any, op: str, axes: tuple[int, ...], kept_shape: tuple[int, ...],
+          keepdims: bool, dtype: Any, mask: Any, initial: Any,
+          in_dtype: np.dtype[Any]) -> Any:
+    """sum, prod, min, max, any, all: per-tile ufunc reductions combined by the ufunc."""
+    shape = tuple(source.shape)
+    ufunc = _UFUNCS[op]
+    kwargs: dict[str, Any] = {}
+    if op in ("sum", "prod"):
+        kwargs["dtype"] = np.dtype(dtype) if dtype is not None else None
+        # NumPy's own accumulator dtype, from an empty stand-in
+        probe = np.zeros((0,) * len(shape) if shape else (), dtype=in_dtype)
+        result_dtype = ufunc.reduce(probe, axis=axes, dtype=kwargs["dtype"]).dtype
+    else:
+        result_dtype = np.dtype(bool) if op in ("any", "all") else in_dtype
+    if initial is not None:
+        kwargs["initial"] = initial
+    empty = math.prod(shape[d] for d in axes) == 0 or (
+        mask is not None and not mask.any(axis=axes).all())
+    if op in ("min", "max") and initial is None and empty:
+        raise ValueError(
+            f"zero-size array to reduction operation {'minimum' if op == 'min' else 'maximum'}"
+            " which has no identity (pass initial=...)")
+    result = _start(op, ufunc, kept_shape, result_dtype, initial)
+
+    def work(box: tuple[tuple[int, int], ...], data: np.ndarray) -> np.ndarray:
+        tile_where = _where_tile(mask, box)
+        local = dict(kwargs)
+        if tile_where is not True:
+            local["where"] = tile_where
+            if op in ("min", "max") and "initial" not in local:
+                local["initial"] = _neutral(op, data.dtype)
+        return ufunc.reduce(data, axis=axes, keepdims=True, **local)
+
+    for box, partial in _with_boxes(source, work):
+        target = result[_kept(box, axes)]
+        ufunc(target, partial.astype(result_dtype, copy=False), out=target, casting="unsafe")
+    return _finish(result, axes, keepdims)
+
+
+def _neutral(op: str, dtype: np.dtype[Any]) -> Any:
+    """The value that never wins a min (op 'min') or max, for masked-out tiles."""
+    if dtype.kind == "f" or dtype.kind == "c":
+        return np.inf if op == "min" else -np.inf
+    if dtype.kind == "b":
+        return op == "min"
+    info = np.iinfo(dtype)
+    return info.max if op == "min" else info.min
+
+
+def _start(op: str, ufunc: np.ufunc, kept_shape: tuple[int, ...], dtype: np.dtype[Any],
+           initial: Any) -> np.ndarray:
+    if op in ("min", "max"):
+        start = initial if initial is not None else _neutral(op, dtype)
+        return np.full(kept_shape, start, dtype=dtype)
+    identity = ufunc.identity if initial is None else initial
+    return np.full(kept_shape, identity, dtype=dtype)
+
+
+def _finish(result: np.ndarray, axes: tuple[int, ...], keepdims: bool) -> Any:
+    if not keepdims:
+        result = result.reshape(tuple(n for d, n in enumerate(result.shape) if d not in axes))
+    return result[()] if result.ndim == 0 else result
+
+
+def _with_boxes(source: Any, work: Callable[..., Any]) -> Any:
+    """(box, work(box, data)) for every tile, in order.  The tiles may be reduced in other
+    threads: they get the caller's NumPy error handling (``np.errstate`` is per thread)."""
+    errors = np.geterr()
+
+    def in_caller_state(box: tuple[tuple[int, int], ...], data: np.ndarray) -> Any:
+        with np.errstate(**errors):
+            return box, work(box, data)
+
+    return source._map_tiles(in_caller_state)
+
+
+def _moments(source: Any, op: str, axes: tuple[int, ...], kept_shape: tuple[int, ...],
+             keepdims: bool, dtype: Any, ddof: int, mask: Any, in_dtype: np.dtype[Any]) -> Any:
+    """mean, var and std: counts, means and sums of squared deviations, merged."""
+    out_dtype = None
+    if dtype is not None:
+        acc = np.dtype(dtype)
+    elif in_dtype.kind in "biu":
+        acc = np.dtype(np.float64)
+    elif in_dtype == np.float16:  # NumPy computes in float32 and returns float16
+        acc, out_dtype = np.dtype(np.float32), in_dtype
+    else:
+        acc = in_dtype
+    real = np.zeros((), dtype=acc).real.dtype
+    count = np.zeros(kept_shape, dtype=np.int64)
+    mean = np.zeros(kept_shape, dtype=acc)
+    m2 = np.zeros(kept_shape, dtype=real)
+
+    def work(box: tuple[tuple[int, int], ...], data: np.ndarray) -> tuple[Any, Any, Any]:
+        values = data.astype(acc, copy=False)
+        tile_where = _where_tile(mask, box)
+        if tile_where is True:
+            n = np.full([1 if d in axes else hi - lo for d, (lo, hi) in enumerate(box)],
+                        math.prod(box[d][1] - box[d][0] for d in axes), dtype=np.int64)
+            local_sum = np.add.reduce(values, axis=axes, keepdims=True, dtype=acc)
+            local_mean = local_sum / np.maximum(n, 1)
+            deviations = values - local_mean
+            local_m2 = np.add.reduce((deviations * deviations.conj()).real, axis=axes,
+                                     keepdims=True)
+        else:
+            n = np.add.reduce(np.broadcast_to(tile_where, values.shape), axis=axes,
+                              keepdims=True, dtype=np.int64)
+            local_sum = np.add.reduce(values, axis=axes, keepdims=True, dtype=acc,
+                                      where=tile_where)
+            local_mean = local_sum / np.maximum(n, 1)
+            deviations = values - local_mean
+            local_m2 = np.add.reduce((deviations * deviations.conj()).real, axis=axes,
+                                     keepdims=True, where=tile_where)
+        return n, local_mean.astype(acc, copy=False), local_m2
+
+    for box, (n_b, mean_b, m2_b) in _with_boxes(source, work):
+        at = _kept(box, axes)
+        n_a = count[at]
+        total = n_a + n_b
+        safe = np.maximum(total, 1)
+        delta = mean_b - mean[at]
+        mean[at] = mean[at] + delta * (n_b / safe)
+        m2[at] = m2[at] + m2_b + (delta * delta.conj()).real * (n_a * n_b / safe)
+        count[at] = total
+    with np.errstate(invalid="ignore", divide="ignore"):
+        if op == "mean":
+            result = np.where(count > 0, mean, np.nan).astype(acc, copy=False)
+        else:
+            variance = (m2 / np.maximum(count - ddof, 0)).astype(real, copy=False)
+            variance = np.where(count - ddof > 0, variance, np.nan)
+            result = np.sqrt(variance) if op == "std" else variance
+            if dtype is not None:
+                result = result.astype(np.dtype(dtype), copy=False)
+        if out_dtype is not None:
+            result = result.astype(out_dtype)
+    if (count == 0).any() or (op != "mean" and (count - ddof <= 0).any()):
+        import warnings
+
+        warnings.warn("Degrees of freedom <= 0 for slice" if op != "mean"
+                      else "Mean of empty slice", RuntimeWarning, stacklevel=4)
+    return _finish(np.asarray(result), axes, keepdims)
+
+
+def _arg_reduce(source: Any, op: str, axis: Any, shape: tuple[int, ...],
+                keepdims: bool) -> Any:
+    """argmin/argmax: the first index of the best value (NaNs win, as in NumPy)."""
+    if axis is not None and isinstance(axis, tuple):
+        raise TypeError(f"{op} takes None or one int as axis, not {axis!r}")
+    if math.prod(shape) == 0:
+        raise ValueError(f"attempt to get {op} of an empty sequence")
+    better = np.less if op == "argmin" else np.greater
+    pick = np.argmin if op == "argmin" else np.argmax
+    if axis is None:
+        best_value: Any = None
+        best_index = -1
+
+        def whole(box: tuple[tuple[int, int], ...], data: np.ndarray) -> tuple[Any, int]:
+            local = int(pick(data))
+            position = np.unravel_index(local, data.shape)
+            index = int(np.ravel_multi_index(
+                tuple(p + lo for p, (lo, _) in zip(position, box, strict=True)), shape))
+            return data.reshape(-1)[local], index
+
+        for _, (value, index) in _with_boxes(source, whole):
+            if best_value is None or _wins(value, best_value, better) or (
+                    _same(value, best_value) and index < best_index):
+                best_value, best_index = value, index
+        if keepdims:
+            return np.full((1,) * len(shape), best_index, dtype=np.intp)
+        return np.intp(best_index)
+    (ax,) = _axes(axis, len(shape))
+    kept_shape = tuple(1 if d == ax else n for d, n in enumerate(shape))
+    values = np.empty(kept_shape, dtype=source.dtype)
+    indices = np.full(kept_shape, -1, dtype=np.intp)
+
+    def along(box: tuple[tuple[int, int], ...], data: np.ndarray) -> tuple[Any, Any]:
+        local = pick(data, axis=ax, keepdims=True)
+        return np.take_along_axis(data, local, axis=ax), local + box[ax][0]
+
+    for box, (value, index) in _with_boxes(source, along):
+        at = _kept(box, (ax,))
+        current, current_index = values[at], indices[at]
+        wins = (current_index < 0) | _wins(value, current, better)
+        current[...] = np.where(wins, value, current)
+        current_index[...] = np.where(wins, index, current_index)
+    found = indices if keepdims else indices.reshape(
+        tuple(n for d, n in enumerate(kept_shape) if d != ax))
+    return found[()] if found.ndim == 0 else found
+
+
+def _wins(value: Any, current: Any, better: np.ufunc) -> Any:
+    """Whether ``value`` (seen later) replaces ``current``: strictly better, or a NaN
+    against a number (NumPy's arg-reductions return the first NaN)."""
+    value_nan = np.isnan(value) if np.asarray(value).dtype.kind in "fc" else False
+    current_nan = np.isnan(current) if np.asarray(current).dtype.kind in "fc" else False
+    return (better(value, current) & ~current_nan) | (value_nan & ~current_nan)
+
+
+def _same(value: Any, current: Any) -> bool:
+    if np.asarray(value).dtype.kind in "fc" and np.isnan(value) and np.isnan(current):
+        return True
+    return bool(value == current)

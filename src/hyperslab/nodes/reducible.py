@@ -1,0 +1,134 @@
+"""Reductions of array leaves (``arr.sum(axis=0)``, ...), streamed tile by tile.
+
+:class:`Reducible` gives Array, CArray and EArray NumPy's reduction methods.  The work is
+in :mod:`hyperslab.compute.reductions` (imported on call: nodes sit below compute); this
+module supplies the tiles: chunk-aligned boxes of a few megabytes, read through the chunk
+engine's fast path where the dataset has one (decoded in the File's pool, one tile per
+thread) and through h5py otherwise, in native byte order.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from typing import TYPE_CHECKING, Any, TypeVar
+
+from hyperslab._typing import AnyArray
+from hyperslab.chunked import tiles as tiling
+from hyperslab.chunked.access import read_selection
+from hyperslab.chunked.engine import RawKind
+from hyperslab.chunked.ordered import in_order
+from hyperslab.chunked.regions import Box
+
+if TYPE_CHECKING:
+    from hyperslab.nodes.leaf import Leaf
+
+Result = TypeVar("Result")
+
+
+def _reduce(leaf: Any, op: str, axis: Any, **kwargs: Any) -> Any:
+    from hyperslab.compute.reductions import reduce  # compute sits above nodes
+
+    return reduce(leaf, op, axis, **kwargs)
+
+
+class Reducible:
+    """NumPy's reductions on an array leaf, computed out of core (see the module docstring).
+
+    Each method takes NumPy's arguments and returns what NumPy returns for the same data
+    in memory.
+
+    Examples
+    --------
+    >>> import hyperslab, numpy as np, tempfile, os
+    >>> path = os.path.join(tempfile.mkdtemp(), "sums.h5")
+    >>> with hyperslab.open_file(path, "w") as f:
+    ...     a = f.create_carray("/", "a", obj=np.arange(12.0).reshape(3, 4),
+    ...                         filters=hyperslab.Filters(5, "blosc2"))
+    ...     print(a.sum(), a.sum(axis=0), a.max(axis=1), a.argmin())
+    66.0 [12. 15. 18. 21.] [ 3.  7. 11.] 0
+    """
+
+    def _map_tiles(self, work: Callable[[Box, AnyArray], Result],
+                   target_bytes: int | None = None) -> Iterator[Result]:
+        """``work(box, data)`` for every tile (of about ``target_bytes``, by default
+        :data:`hyperslab.chunked.tiles.TILE_BYTES`), in the pool's threads; results in C
+        order."""
+        leaf: Leaf = self  # type: ignore[assignment]
+        dataset, engine = leaf._dataset, leaf._engine
+        shape = tuple(dataset.shape)
+        size = tiling.TILE_BYTES if target_bytes is None else target_bytes
+        boxes = tiling.tiles(shape, tiling.tile_shape(shape, dataset.chunks,
+                                                      dataset.dtype.itemsize, size))
+        fast = engine.kind is RawKind.BLOSC2
+
+        def task(box: Box) -> Result:
+            key = tuple(slice(lo, hi) for lo, hi in box)
+            if fast and engine.serves_key(key):
+                data = engine.read_box(box, serial=len(boxes) > 1)
+            else:
+                data = read_selection(dataset, key)
+            return work(box, leaf._native(data))
+
+        if len(boxes) < 2 or engine.workers < 2:
+            for box in boxes:
+                yield task(box)
+            return
+        yield from in_order(engine.pool, task, ((box,) for box in boxes), 2 * engine.workers)
+
+    def sum(self, axis: Any = None, dtype: Any = None, keepdims: bool = False,
+            initial: Any = None, where: Any = None) -> Any:
+        """The sum of the elements over ``axis`` (``numpy.sum``)."""
+        return _reduce(self, "sum", axis, dtype=dtype, keepdims=keepdims, initial=initial,
+                       where=where)
+
+    def prod(self, axis: Any = None, dtype: Any = None, keepdims: bool = False,
+             initial: Any = None, where: Any = None) -> Any:
+        """The product of the elements over ``axis`` (``numpy.prod``)."""
+        return _reduce(self, "prod", axis, dtype=dtype, keepdims=keepdims, initial=initial,
+                       where=where)
+
+    def mean(self, axis: Any = None, dtype: Any = None, keepdims: bool = False,
+             where: Any = None) -> Any:
+        """The arithmetic mean over ``axis`` (``numpy.mean``)."""
+        return _reduce(self, "mean", axis, dtype=dtype, keepdims=keepdims, where=where)
+
+    def var(self, axis: Any = None, dtype: Any = None, ddof: int = 0, keepdims: bool = False,
+            where: Any = None) -> Any:
+        """The variance over ``axis`` (``numpy.var``)."""
+        return _reduce(self, "var", axis, dtype=dtype, ddof=ddof, keepdims=keepdims,
+                       where=where)
+
+    def std(self, axis: Any = None, dtype: Any = None, ddof: int = 0, keepdims: bool = False,
+            where: Any = None) -> Any:
+        """The standard deviation over ``axis`` (``numpy.std``)."""
+        return _reduce(self, "std", axis, dtype=dtype, ddof=ddof, keepdims=keepdims,
+                       where=where)
+
+    def min(self, axis: Any = None, keepdims: bool = False, initial: Any = None,
+            where: Any = None) -> Any:
+        """The minimum over ``axis`` (``numpy.min``; NaNs propagate)."""
+        return _reduce(self, "min", axis, keepdims=keepdims, initial=initial, where=where)
+
+    def max(self, axis: Any = None, keepdims: bool = False, initial: Any = None,
+            where: Any = None) -> Any:
+        """The maximum over ``axis`` (``numpy.max``; NaNs propagate)."""
+        return _reduce(self, "max", axis, keepdims=keepdims, initial=initial, where=where)
+
+    def any(self, axis: Any = None, keepdims: bool = False, where: Any = None) -> Any:
+        """Whether any element over ``axis`` is true (``numpy.any``)."""
+        return _reduce(self, "any", axis, keepdims=keepdims, where=where)
+
+    def all(self, axis: Any = None, keepdims: bool = False, where: Any = None) -> Any:
+        """Whether all elements over ``axis`` are true (``numpy.all``)."""
+        return _reduce(self, "all", axis, keepdims=keepdims, where=where)
+
+    def argmin(self, axis: Any = None, keepdims: bool = False) -> Any:
+        """Indices of the minimum (first occurrence; flat for ``axis=None``)."""
+        return _reduce(self, "argmin", axis, keepdims=keepdims)
+
+    def argmax(self, axis: Any = None, keepdims: bool = False) -> Any:
+        """Indices of the maximum (first occurrence; flat for ``axis=None``)."""
+        return _reduce(self, "argmax", axis, keepdims=keepdims)
+
+
+__all__ = ["Reducible"]

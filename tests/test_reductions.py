@@ -1,0 +1,198 @@
+"""Reductions of on-disk arrays against NumPy on the same data in memory.
+
+Generated shapes, chunk shapes, dtypes (big-endian included), codecs (Blosc2 through the
+fast path, zlib through h5py, none), operations, axes, ``keepdims``, ``ddof``, ``where``
+masks and tile sizes (tiny tiles force many tiles, read in parallel and combined).
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import hyperslab
+from hyperslab.chunked import tiles
+
+DTYPES = ["i1", "<u2", ">i4", "<i8", "<f2", "<f4", ">f8", "<c8", "?"]
+FILTERS = {"none": None, "blosc2": hyperslab.Filters(5, "blosc2:lz4", shuffle=True),
+           "zlib": hyperslab.Filters(1, "zlib")}
+OPS = ["sum", "prod", "mean", "std", "var", "min", "max", "any", "all", "argmin", "argmax"]
+TOLERANCE = {"e": 2e-2, "f": 2e-4, "d": 1e-9, "F": 2e-4, "D": 1e-9}
+
+
+def _values(shape: tuple[int, ...], dtype: str, seed: int) -> np.ndarray:
+    rng = np.random.default_rng(seed)
+    dt = np.dtype(dtype)
+    if dt.kind == "b":
+        return rng.random(shape) < 0.7
+    if dt.kind in "iu":
+        info = np.iinfo(dt)
+        low, high = max(info.min, -50), min(info.max, 50)
+        return rng.integers(low, high + 1, size=shape).astype(dt)
+    data = rng.normal(scale=3, size=shape)
+    if dt.kind == "c":
+        data = data + 1j * rng.normal(size=shape)
+    return data.astype(dt)
+
+
+@st.composite
+def _cases(draw: st.DrawFn) -> dict[str, Any]:
+    ndim = draw(st.integers(1, 4))
+    shape = tuple(draw(st.lists(st.integers(1, 9), min_size=ndim, max_size=ndim)))
+    op = draw(st.sampled_from(OPS))
+    if op.startswith("arg"):
+        axis: Any = draw(st.none() | st.integers(-ndim, ndim - 1))
+    else:
+        axis = draw(st.none() | st.integers(-ndim, ndim - 1) | st.lists(
+            st.integers(0, ndim - 1), unique=True, min_size=1, max_size=ndim).map(tuple))
+    where = None
+    if not op.startswith("arg") and draw(st.booleans()):
+        mask_shape = tuple(draw(st.sampled_from([1, n])) for n in shape)
+        where = np.random.default_rng(draw(st.integers(0, 99))).random(mask_shape) < 0.6
+    return {
+        "shape": shape,
+        "chunkshape": tuple(draw(st.integers(1, n)) for n in shape),
+        "dtype": draw(st.sampled_from(DTYPES)),
+        "filters": draw(st.sampled_from(list(FILTERS))),
+        "op": op, "axis": axis, "where": where,
+        "keepdims": draw(st.booleans()),
+        "ddof": draw(st.integers(0, 1)),
+        "tile_bytes": draw(st.sampled_from([1, 64, tiles.TILE_BYTES])),
+        "seed": draw(st.integers(0, 1000)),
+    }
+
+
+def _kwargs(case: dict[str, Any]) -> dict[str, Any]:
+    kwargs: dict[str, Any] = {"axis": case["axis"], "keepdims": case["keepdims"]}
+    op = case["op"]
+    if case["where"] is not None:
+        kwargs["where"] = case["where"]
+        if op in ("min", "max"):
+            kwargs["initial"] = 0
+    if op in ("std", "var"):
+        kwargs["ddof"] = case["ddof"]
+    return kwargs
+
+
+def _numpy(data: np.ndarray, op: str, kwargs: dict[str, Any]) -> Any:
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)
+            return getattr(np, op)(data, **kwargs)
+    except (ValueError, TypeError) as exc:
+        return exc
+
+
+def _assert_same(got: Any, want: Any, dtype: np.dtype[Any], where: str) -> None:
+    assert np.shape(got) == np.shape(want), where
+    assert np.asarray(got).dtype == np.asarray(want).dtype, where
+    if np.asarray(want).dtype.kind in "fc":
+        tolerance = TOLERANCE.get(np.asarray(want).dtype.char, 1e-9)
+        np.testing.assert_allclose(got, want, rtol=tolerance, atol=tolerance * 10,
+                                   equal_nan=True, err_msg=where)
+    else:
+        np.testing.assert_array_equal(got, want, err_msg=where)
+
+
+@settings(max_examples=250, deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
+@given(case=_cases())
+def test_reductions_match_numpy(tmp_path_factory: pytest.TempPathFactory,
+                                case: dict[str, Any]) -> None:
+    data = _values(case["shape"], case["dtype"], case["seed"])
+    path = tmp_path_factory.mktemp("reduce") / "a.h5"
+    with hyperslab.open_file(path, "w") as f:
+        f.create_carray("/", "a", obj=data, chunkshape=case["chunkshape"],
+                        filters=FILTERS[case["filters"]])
+    op, kwargs = case["op"], _kwargs(case)
+    native = data.astype(data.dtype.newbyteorder("="))
+    want = _numpy(native, op, kwargs)
+    with pytest.MonkeyPatch.context() as patch, hyperslab.open_file(path) as f:
+        patch.setattr(tiles, "TILE_BYTES", case["tile_bytes"])
+        if isinstance(want, Exception):
+            with pytest.raises(type(want)):
+                getattr(f.root.a, op)(**kwargs)
+            return
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)
+            got = getattr(f.root.a, op)(**kwargs)
+    _assert_same(got, want, data.dtype, f"{op}({kwargs})")
+
+
+@pytest.mark.parametrize("filters", list(FILTERS))
+def test_earray_reductions_and_many_tiles(tmp_path: Path, filters: str,
+                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(tiles, "TILE_BYTES", 4096)
+    data = _values((200, 30), ">f8", 3)
+    with hyperslab.open_file(tmp_path / "e.h5", "w") as f:
+        earray = f.create_earray("/", "e", hyperslab.Float64Atom(), (0, 30),
+                                 chunkshape=(16, 30), filters=FILTERS[filters])
+        earray.append(data)
+        for op in OPS:
+            for axis in (None, 0, 1):
+                with np.errstate(over="ignore", under="ignore"):  # prod of 6000 normals
+                    want = getattr(np, op)(data, axis=axis)
+                    got = getattr(earray, op)(axis=axis)
+                _assert_same(got, want, data.dtype, f"{op} axis={axis}")
+
+
+def test_big_sum_is_as_accurate_as_numpys(tmp_path: Path) -> None:
+    """Tile sums are pairwise sums (NumPy's) added in order: the error stays at NumPy's."""
+    rng = np.random.default_rng(7)
+    data = rng.normal(size=2_000_000) * 10.0 ** rng.integers(-8, 8, size=2_000_000)
+    exact = math.fsum(data)
+    with hyperslab.open_file(tmp_path / "big.h5", "w") as f:
+        arr = f.create_carray("/", "a", obj=data, chunkshape=(50_000,),
+                              filters=FILTERS["blosc2"])
+        ours = arr.sum()
+        theirs = data.sum()
+    scale = math.fsum(np.abs(data))
+    assert abs(ours - exact) <= max(4 * abs(theirs - exact), 1e-15 * scale)
+    np.testing.assert_allclose(arr_mean := ours / data.size, data.mean(), rtol=1e-12)
+    assert arr_mean == pytest.approx(exact / data.size, rel=1e-12)
+
+
+def test_errors_are_numpys(tmp_path: Path) -> None:
+    with hyperslab.open_file(tmp_path / "err.h5", "w") as f:
+        arr = f.create_carray("/", "a", obj=np.arange(12.0).reshape(3, 4),
+                              filters=FILTERS["blosc2"])
+        with pytest.raises(np.exceptions.AxisError):
+            arr.sum(axis=2)
+        with pytest.raises(ValueError, match="duplicate"):
+            arr.sum(axis=(0, 0))
+        with pytest.raises(TypeError, match="axis"):
+            arr.sum(axis=1.5)
+        with pytest.raises(ValueError, match="does not broadcast"):
+            arr.sum(where=np.ones(5, bool))
+        with pytest.raises(TypeError, match="where"):
+            arr.argmin(where=True)  # type: ignore[call-arg]
+        with pytest.raises(ValueError, match="no identity"):
+            arr.min(where=np.zeros((3, 4), bool))
+        assert arr.min(where=np.zeros((3, 4), bool), initial=5.0) == 5.0
+        strings = f.create_carray("/", "s", obj=np.array([b"ab", b"cd"]))
+        with pytest.raises(TypeError, match="not numeric"):
+            strings.sum()
+        empty = f.create_earray("/", "e", hyperslab.Float64Atom(), (0, 3))
+        assert empty.sum() == 0.0
+        with pytest.raises(ValueError, match="empty"):
+            empty.argmax()
+        with pytest.raises(ValueError, match="no identity"):
+            empty.max()
+
+
+def test_nans_as_numpy(tmp_path: Path) -> None:
+    data = np.arange(24.0).reshape(4, 6)
+    data[1, 2] = data[3, 0] = np.nan
+    with hyperslab.open_file(tmp_path / "nan.h5", "w") as f:
+        arr = f.create_carray("/", "a", obj=data, chunkshape=(2, 2), filters=FILTERS["blosc2"])
+        for op in ("sum", "min", "max", "mean", "argmin", "argmax"):
+            for axis in (None, 0, 1):
+                _assert_same(getattr(arr, op)(axis=axis), getattr(np, op)(data, axis=axis),
+                             data.dtype, f"{op} axis={axis}")
