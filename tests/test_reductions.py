@@ -196,3 +196,40 @@ def test_nans_as_numpy(tmp_path: Path) -> None:
             for axis in (None, 0, 1):
                 _assert_same(getattr(arr, op)(axis=axis), getattr(np, op)(data, axis=axis),
                              data.dtype, f"{op} axis={axis}")
+
+
+@pytest.mark.parametrize("filters", list(FILTERS))
+@pytest.mark.parametrize("byteorder", ["little", "big"])
+def test_table_column_reductions(tmp_path: Path, filters: str, byteorder: str,
+                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    """``table.cols.x.sum()`` and friends, nested and multidimensional columns included,
+    streamed in many table blocks."""
+    from hyperslab.nodes import tableio
+
+    monkeypatch.setattr(tableio, "BLOCK_BYTES", 1)  # one chunk per block: many blocks
+    rng = np.random.default_rng(11)
+    dtype = np.dtype([("i", "<i4"), ("x", "<f8"), ("cell", "<i2", (2, 3)),
+                      ("inner", [("y", "<f4"), ("flag", "?")])])
+    data = np.zeros(700, dtype=dtype)
+    data["i"] = rng.integers(-1000, 1000, 700)
+    data["x"] = rng.normal(size=700)
+    data["cell"] = rng.integers(-9, 9, (700, 2, 3))
+    data["inner"]["y"] = rng.normal(size=700)
+    data["inner"]["flag"] = rng.random(700) < 0.5
+    with hyperslab.open_file(tmp_path / "t.h5", "w") as f:
+        table = f.create_table("/", "t", obj=data, chunkshape=(64,), byteorder=byteorder,
+                               filters=FILTERS[filters])
+        cols = table.cols
+        for column, values in [(cols.i, data["i"]), (cols.x, data["x"]),
+                               (cols.cell, data["cell"]),
+                               (cols._f_col("inner/y"), data["inner"]["y"]),
+                               (cols._f_col("inner/flag"), data["inner"]["flag"])]:
+            for op in OPS:
+                axes = [None, 0] if values.ndim == 1 or op.startswith("arg") else [None, 0, 2]
+                for axis in axes:
+                    _assert_same(getattr(column, op)(axis=axis),
+                                 getattr(np, op)(values, axis=axis), values.dtype,
+                                 f"{column.pathname}.{op}(axis={axis})")
+        mask = data["i"] > 0
+        _assert_same(cols.x.sum(where=mask), data["x"].sum(where=mask), data["x"].dtype,
+                     "where")

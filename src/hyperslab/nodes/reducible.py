@@ -1,10 +1,8 @@
-"""Reductions of array leaves (``arr.sum(axis=0)``, ...), streamed tile by tile.
+"""Reductions of arrays and table columns (``arr.sum(axis=0)``, ...), streamed tile by tile.
 
-:class:`Reducible` gives Array, CArray and EArray NumPy's reduction methods.  The work is
-in :mod:`hyperslab.compute.reductions` (imported on call: nodes sit below compute); this
-module supplies the tiles: chunk-aligned boxes of a few megabytes, read through the chunk
-engine's fast path where the dataset has one (decoded in the File's pool, one tile per
-thread) and through h5py otherwise, in native byte order.
+:class:`Reducible` gives Array, CArray, EArray and table columns NumPy's reduction methods.
+The work is in :mod:`hyperslab.compute.reductions` (imported on call: nodes sit below
+compute); this module and :mod:`.tablecols` supply the tiles (:class:`LeafTiles`).
 """
 
 from __future__ import annotations
@@ -25,37 +23,31 @@ if TYPE_CHECKING:
 Result = TypeVar("Result")
 
 
-def _reduce(leaf: Any, op: str, axis: Any, **kwargs: Any) -> Any:
+def _reduce(owner: Any, op: str, axis: Any, **kwargs: Any) -> Any:
     from hyperslab.compute.reductions import reduce  # compute sits above nodes
 
-    return reduce(leaf, op, axis, **kwargs)
+    return reduce(owner._reduction_source(), op, axis, **kwargs)
 
 
-class Reducible:
-    """NumPy's reductions on an array leaf, computed out of core (see the module docstring).
+class LeafTiles:
+    """The tiles of an array leaf: chunk-aligned boxes of a few megabytes, read through the
+    chunk engine's fast path where the dataset has one (decoded in the File's pool, one
+    tile per thread) and through h5py otherwise, in native byte order."""
 
-    Each method takes NumPy's arguments and returns what NumPy returns for the same data
-    in memory.
-
-    Examples
-    --------
-    >>> import hyperslab, numpy as np, tempfile, os
-    >>> path = os.path.join(tempfile.mkdtemp(), "sums.h5")
-    >>> with hyperslab.open_file(path, "w") as f:
-    ...     a = f.create_carray("/", "a", obj=np.arange(12.0).reshape(3, 4),
-    ...                         filters=hyperslab.Filters(5, "blosc2"))
-    ...     print(a.sum(), a.sum(axis=0), a.max(axis=1), a.argmin())
-    66.0 [12. 15. 18. 21.] [ 3.  7. 11.] 0
-    """
+    def __init__(self, leaf: Leaf) -> None:
+        self._leaf = leaf
+        self.shape: tuple[int, ...] = tuple(leaf._dataset.shape)
+        dtype = leaf._dataset.dtype
+        self.dtype = dtype.newbyteorder("=") if dtype.byteorder not in "=|" else dtype
 
     def _map_tiles(self, work: Callable[[Box, AnyArray], Result],
                    target_bytes: int | None = None) -> Iterator[Result]:
         """``work(box, data)`` for every tile (of about ``target_bytes``, by default
         :data:`hyperslab.chunked.tiles.TILE_BYTES`), in the pool's threads; results in C
         order."""
-        leaf: Leaf = self  # type: ignore[assignment]
+        leaf = self._leaf
         dataset, engine = leaf._dataset, leaf._engine
-        shape = tuple(dataset.shape)
+        shape = self.shape
         size = tiling.TILE_BYTES if target_bytes is None else target_bytes
         boxes = tiling.tiles(shape, tiling.tile_shape(shape, dataset.chunks,
                                                       dataset.dtype.itemsize, size))
@@ -74,6 +66,28 @@ class Reducible:
                 yield task(box)
             return
         yield from in_order(engine.pool, task, ((box,) for box in boxes), 2 * engine.workers)
+
+
+class Reducible:
+    """NumPy's reductions, computed out of core (see the module docstring).
+
+    Each method takes NumPy's arguments and returns what NumPy returns for the same data
+    in memory.  Classes using it supply ``_reduction_source()``: an object with ``shape``,
+    ``dtype`` and ``_map_tiles`` (see :mod:`hyperslab.compute.reductions`).
+
+    Examples
+    --------
+    >>> import hyperslab, numpy as np, tempfile, os
+    >>> path = os.path.join(tempfile.mkdtemp(), "sums.h5")
+    >>> with hyperslab.open_file(path, "w") as f:
+    ...     a = f.create_carray("/", "a", obj=np.arange(12.0).reshape(3, 4),
+    ...                         filters=hyperslab.Filters(5, "blosc2"))
+    ...     print(a.sum(), a.sum(axis=0), a.max(axis=1), a.argmin())
+    66.0 [12. 15. 18. 21.] [ 3.  7. 11.] 0
+    """
+
+    def _reduction_source(self) -> Any:
+        return LeafTiles(self)  # type: ignore[arg-type]
 
     def sum(self, axis: Any = None, dtype: Any = None, keepdims: bool = False,
             initial: Any = None, where: Any = None) -> Any:

@@ -2,26 +2,55 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable, Iterator
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import numpy as np
 
 from hyperslab._typing import AnyArray, Shape
 from hyperslab.nodes.description import Description, field_of
+from hyperslab.nodes.reducible import Reducible
+
+Result = TypeVar("Result")
 
 if TYPE_CHECKING:
     from hyperslab.nodes.cols import Col
     from hyperslab.nodes.table import Table
 
 
-class Column:
-    """One leaf column of a table: read and write its values like an array.
+class _ColumnTiles:
+    """The tiles of a column for reductions: the table's blocks of rows, read and cut in
+    the table's pool threads (see :mod:`hyperslab.compute.reductions`)."""
+
+    def __init__(self, column: Column) -> None:
+        self._column = column
+        self.shape: Shape = column.shape
+        self.dtype: np.dtype[Any] = column.dtype.base
+
+    def _map_tiles(self, work: Callable[[Any, AnyArray], Result]) -> Iterator[Result]:
+        column = self._column
+        cell = tuple((0, n) for n in column._col.shape)
+
+        def tile(first: int, records: AnyArray) -> Result:
+            values = np.ascontiguousarray(field_of(records, column.pathname))
+            return work(((first, first + len(values)), *cell), values)
+
+        table = column.table
+        return table._map_blocks(0, table.nrows, 1, tile)
+
+
+class Column(Reducible):
+    """One leaf column of a table: read and write its values like an array, and reduce it
+    out of core (``sum``, ``mean``, ``min``, ... as NumPy, see :class:`.Reducible`).
 
     Examples
     --------
-    ``table.cols.energy[:10]``, ``table.cols._f_col('info/x')[mask] = 0``.
+    ``table.cols.energy[:10]``, ``table.cols._f_col('info/x')[mask] = 0``,
+    ``table.cols.energy.mean()``.
     """
+
+    def _reduction_source(self) -> _ColumnTiles:
+        return _ColumnTiles(self)
 
     def __init__(self, table: Table, col: Col, descr: Description) -> None:
         self.table = table
