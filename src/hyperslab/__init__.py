@@ -127,3 +127,14 @@ __all__ += [  # table descriptions
     "Int16Col", "Int32Col", "Int64Col", "IntCol", "IsDescription", "StringCol", "Time32Col",
     "Time64Col", "TimeCol", "UInt8Col", "UInt16Col", "UInt32Col", "UInt64Col", "UIntCol",
 ]
+
+__all__ += ["Expr"]  # loaded on first use, see __getattr__
+
+
+def __getattr__(name: str) -> object:
+    """``hyperslab.Expr``, imported on first use (it loads numexpr)."""
+    if name == "Expr":
+        from hyperslab.compute.expressions import Expr
+
+        return Expr
+    raise AttributeError(f"module 'hyperslab' has no attribute {name!r}")

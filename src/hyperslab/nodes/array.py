@@ -9,11 +9,11 @@ import numpy as np
 from hyperslab.chunked.access import write_selection
 from hyperslab.errors import HDF5ExtError
 from hyperslab.nodes.leaf import Leaf
-from hyperslab.nodes.reducible import Reducible
+from hyperslab.nodes.reducible import Reducible, TileReadable
 from hyperslab.storage import attributes as raw
 
 
-class Array(Reducible, Leaf):
+class Array(Reducible, TileReadable, Leaf):
     """A homogeneous array stored contiguously (no chunks, no compression).
 
     Examples

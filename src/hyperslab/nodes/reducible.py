@@ -68,6 +68,28 @@ class LeafTiles:
         yield from in_order(engine.pool, task, ((box,) for box in boxes), 2 * engine.workers)
 
 
+class TileReadable:
+    """Boxes of an array leaf for expressions (:class:`hyperslab.Expr`), read in the pool's
+    threads through the fast path where there is one."""
+
+    def _tile_engine(self) -> Any:
+        return self._engine  # type: ignore[attr-defined]
+
+    def _tile_chunkshape(self) -> tuple[int, ...] | None:
+        chunks = self._dataset.chunks  # type: ignore[attr-defined]
+        return tuple(chunks) if chunks else None
+
+    def _read_tile(self, box: Box, step: int = 1) -> AnyArray:
+        """The box (rows every ``step``-th along the first dimension), native order."""
+        leaf: Leaf = self  # type: ignore[assignment]
+        dataset, engine = leaf._dataset, leaf._engine
+        key = tuple(slice(lo, hi, step if axis == 0 else 1)
+                    for axis, (lo, hi) in enumerate(box))
+        if engine.kind is RawKind.BLOSC2 and engine.serves_key(key):
+            return leaf._native(engine.read_gather(key, serial=True))
+        return leaf._native(read_selection(dataset, key))
+
+
 class Reducible:
     """NumPy's reductions, computed out of core (see the module docstring).
 
@@ -145,4 +167,4 @@ class Reducible:
         return _reduce(self, "argmax", axis, keepdims=keepdims)
 
 
-__all__ = ["Reducible"]
+__all__ = ["LeafTiles", "Reducible", "TileReadable"]

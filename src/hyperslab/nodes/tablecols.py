@@ -52,6 +52,19 @@ class Column(Reducible):
     def _reduction_source(self) -> _ColumnTiles:
         return _ColumnTiles(self)
 
+    # Boxes for expressions (hyperslab.Expr): rows read in the calling (pool) thread.
+    def _tile_engine(self) -> Any:
+        return self.table._engine
+
+    def _tile_chunkshape(self) -> tuple[int, ...]:
+        return (self.table._ready().chunkrows, *self._col.shape)
+
+    def _read_tile(self, box: Any, step: int = 1) -> AnyArray:
+        (lo, hi), *cell = box
+        records = self.table._ready().read_span(lo, hi, serial=True)
+        values = field_of(records[::step], self.pathname)
+        return values[(slice(None), *(slice(a, b) for a, b in cell))]
+
     def __init__(self, table: Table, col: Col, descr: Description) -> None:
         self.table = table
         self.pathname: str = col._v_pathname

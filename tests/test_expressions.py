@@ -1,0 +1,118 @@
+"""``hyperslab.Expr``: numexpr expressions over on-disk arrays, against NumPy in memory."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import numexpr as ne
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import hyperslab
+from hyperslab.compute import expressions
+
+EXPRESSIONS = ["a + b", "a * 2 + sin(b)", "where(a > b, a, b) - c", "a ** 2 - c * b",
+               "abs(a) + 1", "exp(-a * a) * b"]
+FILTERS = [None, hyperslab.Filters(5, "blosc2:lz4", shuffle=True), hyperslab.Filters(1, "zlib")]
+
+
+@st.composite
+def _cases(draw: st.DrawFn) -> dict[str, Any]:
+    ndim = draw(st.integers(1, 3))
+    shape = tuple(draw(st.lists(st.integers(1, 12), min_size=ndim, max_size=ndim)))
+    # b broadcasts (some dimensions 1, maybe fewer dimensions); c is a scalar or an array
+    b_shape = tuple(draw(st.sampled_from([1, n])) for n in shape)[draw(st.integers(0, ndim - 1)):]
+    return {
+        "shape": shape, "b_shape": b_shape,
+        "chunks": tuple(draw(st.integers(1, n)) for n in shape),
+        "filters": draw(st.sampled_from(range(len(FILTERS)))),
+        "b_on_disk": draw(st.booleans()),
+        "c": draw(st.sampled_from([1.5, 3, "array"])),
+        "expression": draw(st.sampled_from(EXPRESSIONS)),
+        "axis": draw(st.none() | st.integers(-ndim, ndim - 1)),
+        "range": draw(st.tuples(st.none() | st.integers(0, shape[0]),
+                                st.none() | st.integers(0, shape[0]),
+                                st.none() | st.integers(1, 3))),
+        "tile_bytes": draw(st.sampled_from([8, 256, expressions._TILE_BYTES])),
+        "seed": draw(st.integers(0, 100)),
+    }
+
+
+@settings(max_examples=120, deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
+@given(case=_cases())
+def test_expressions_match_numexpr_in_memory(tmp_path_factory: pytest.TempPathFactory,
+                                             case: dict[str, Any]) -> None:
+    rng = np.random.default_rng(case["seed"])
+    a = rng.normal(size=case["shape"]).astype(">f8")
+    b = rng.normal(size=case["b_shape"]).astype("<f4")
+    c: Any = case["c"]
+    if c == "array":
+        c = rng.integers(-3, 3, size=case["shape"][-1:]).astype("i4")
+    path = tmp_path_factory.mktemp("expr") / "e.h5"
+    memory = {"a": a.astype("f8"), "b": b, "c": c}
+    with pytest.MonkeyPatch.context() as patch, hyperslab.open_file(path, "w") as f:
+        patch.setattr(expressions, "_TILE_BYTES", case["tile_bytes"])
+        filters = FILTERS[case["filters"]]
+        disk_a = f.create_carray("/", "a", obj=a, chunkshape=case["chunks"], filters=filters)
+        disk_b: Any = b
+        if case["b_on_disk"]:
+            disk_b = f.create_carray("/", "b", obj=b, filters=filters)
+        expr = hyperslab.Expr(case["expression"], uservars={"a": disk_a, "b": disk_b, "c": c})
+        want = ne.evaluate(case["expression"], local_dict=memory)
+        np.testing.assert_allclose(expr.eval(), want, rtol=1e-6)
+        assert expr.dtype == want.dtype
+        with np.errstate(all="ignore"):
+            np.testing.assert_allclose(expr.sum(axis=case["axis"]),
+                                       want.sum(axis=case["axis"]), rtol=1e-6, atol=1e-6)
+            np.testing.assert_allclose(expr.max(axis=case["axis"]), want.max(axis=case["axis"]))
+        start, stop, step = case["range"]
+        expr.set_inputs_range(start, stop, step)
+        np.testing.assert_allclose(expr.eval(), want[start:stop:step], rtol=1e-6)
+
+
+def test_outputs_columns_and_the_callers_names(tmp_path: Path) -> None:
+    data = np.zeros(300, dtype=[("x", "<f8"), ("n", "<i4")])
+    data["x"] = np.linspace(0, 3, 300)
+    data["n"] = np.arange(300) % 7
+    with hyperslab.open_file(tmp_path / "c.h5", "w") as f:
+        table = f.create_table("/", "t", obj=data, chunkshape=(32,),
+                               filters=hyperslab.Filters(5, "blosc2:lz4"))
+        x, n = table.cols.x, table.cols.n  # noqa: F841  (found by Expr in this frame)
+        scale = 2.0
+        expr = hyperslab.Expr("x * scale + n")  # names from this frame, as PyTables
+        want = data["x"] * scale + data["n"]
+        np.testing.assert_allclose(expr.eval(), want)
+        np.testing.assert_allclose(expr.mean(), want.mean())
+        out = f.create_earray("/", "o", hyperslab.Float64Atom(), (0,))
+        out.truncate(300)
+        expr.set_output(out)
+        assert expr.eval() is out
+        np.testing.assert_allclose(out[:], want)
+        memory_out = np.empty(300)
+        expr.set_output(memory_out)
+        expr.eval()
+        np.testing.assert_allclose(memory_out, want)
+        with pytest.raises(ValueError, match="shape"):
+            expr.set_output(np.empty(5))
+
+
+def test_errors_come_before_any_work(tmp_path: Path) -> None:
+    with hyperslab.open_file(tmp_path / "err.h5", "w") as f:
+        a = f.create_carray("/", "a", obj=np.ones((4, 5)))
+        with pytest.raises(NameError, match="'nowhere'"):
+            hyperslab.Expr("a + nowhere", uservars={"a": a})
+        with pytest.raises(ValueError, match="do not broadcast"):
+            hyperslab.Expr("a + b", uservars={"a": a, "b": np.ones(3)})
+        with pytest.raises(TypeError, match="not numeric"):
+            hyperslab.Expr("a + b", uservars={"a": a, "b": np.array([b"x"])})
+        with pytest.raises(ValueError, match="invalid expression"):
+            hyperslab.Expr("a +", uservars={"a": a})
+        expr = hyperslab.Expr("a * 2", uservars={"a": a})
+        with pytest.raises(ValueError, match="positive"):
+            expr.set_inputs_range(0, 4, -1)
+        assert repr(expr) == "Expr('a * 2') -> shape (4, 5), dtype float64"
+        assert hyperslab.Expr("x + 1", uservars={"x": 2}).eval() == 3
