@@ -23,7 +23,7 @@ import numpy as np
 
 from hyperslab.chunked.ordered import in_order
 from hyperslab.chunked.tiles import tile_shape, tiles
-from hyperslab.compute.conditions import caller_namespace, serial_numexpr
+from hyperslab.compute.conditions import caller_namespace, condition_names, serial_numexpr
 from hyperslab.nodes.reducible import Reducible
 
 __all__ = ["Expr"]
@@ -39,19 +39,12 @@ def _is_on_disk(value: Any) -> bool:
     return hasattr(value, "_read_tile") and hasattr(value, "shape")
 
 
-def _names(expression: str) -> list[str]:
+def _names(expression: str) -> tuple[str, ...]:
+    """The variable names of ``expression`` (numexpr's function names left out)."""
     try:
-        expr = ne.necompiler.stringToExpression(expression, {}, {})
-    except (SyntaxError, TypeError, ValueError, KeyError) as exc:
+        return condition_names(expression)
+    except SyntaxError as exc:
         raise ValueError(f"invalid expression {expression!r}: {exc}") from exc
-    names: set[str] = set()
-    stack = [expr]
-    while stack:
-        node = stack.pop()
-        if node.astType == "variable":
-            names.add(node.value)
-        stack.extend(getattr(node, "children", ()))
-    return sorted(names - {"None", "True", "False"})
 
 
 class Expr(Reducible):
