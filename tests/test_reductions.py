@@ -233,3 +233,24 @@ def test_table_column_reductions(tmp_path: Path, filters: str, byteorder: str,
         mask = data["i"] > 0
         _assert_same(cols.x.sum(where=mask), data["x"].sum(where=mask), data["x"].dtype,
                      "where")
+
+
+def test_big_unfiltered_chunks_are_read_raw_in_parallel(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Read-only files with big unfiltered chunks are reduced from raw chunk reads (no
+    h5py read), in several tiles."""
+    from hyperslab.nodes import reducible
+
+    data = _values((64, 64, 64), ">f8", 5)  # 2 MiB, chunks of 256 KiB
+    with hyperslab.open_file(tmp_path / "raw.h5", "w") as f:
+        f.create_carray("/", "a", obj=data, chunkshape=(32, 32, 32))
+    monkeypatch.setattr(tiles, "TILE_BYTES", 1 << 18)
+
+    def refuse(*args: Any, **kwargs: Any) -> None:
+        raise AssertionError("read through h5py")
+
+    monkeypatch.setattr(reducible, "read_selection", refuse)
+    with hyperslab.open_file(tmp_path / "raw.h5") as f:
+        for axis in (None, 0, 1, (0, 2)):
+            _assert_same(f.root.a.sum(axis=axis), data.sum(axis=axis), data.dtype, f"{axis}")
+        _assert_same(f.root.a.argmax(axis=2), data.argmax(axis=2), data.dtype, "argmax")

@@ -22,6 +22,9 @@ if TYPE_CHECKING:
 
 Result = TypeVar("Result")
 
+_RAW_PLAIN_MIN_BYTES = 1 << 17
+"""Unfiltered chunks from this size on are read raw (os.pread) by reductions."""
+
 
 def _reduce(owner: Any, op: str, axis: Any, **kwargs: Any) -> Any:
     from hyperslab.compute.reductions import reduce  # compute sits above nodes
@@ -52,10 +55,13 @@ class LeafTiles:
         boxes = tiling.tiles(shape, tiling.tile_shape(shape, dataset.chunks,
                                                       dataset.dtype.itemsize, size))
         fast = engine.kind is RawKind.BLOSC2
+        # Big unfiltered chunks of read-only files: os.pread in the pool beats one h5py read.
+        raw = (engine.kind is RawKind.PLAIN and engine.chunk_nbytes >= _RAW_PLAIN_MIN_BYTES
+               and dataset.raw_chunks().uses_pread)
 
         def task(box: Box) -> Result:
             key = tuple(slice(lo, hi) for lo, hi in box)
-            if fast and engine.serves_key(key):
+            if raw or (fast and engine.serves_key(key)):
                 data = engine.read_box(box, serial=len(boxes) > 1)
             else:
                 data = read_selection(dataset, key)
