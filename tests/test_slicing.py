@@ -305,3 +305,13 @@ def test_decode_region_of_plain_one_dimensional_frames(dtype: str) -> None:
         assert part is not None
         np.testing.assert_array_equal(part, chunk[lo:hi])
     assert decode_region(frame, (slice(0, 50_000),), dtype) is None  # all blocks: not worth it
+
+
+def test_an_ellipsis_gives_a_zero_dimensional_array_as_numpy(tmp_path: Path) -> None:
+    data = np.array([b"ab", b"cde", b"f"], dtype="S3")
+    with hyperslab.open_file(tmp_path / "s.h5", "w") as f:
+        arr = f.create_carray("/", "s", obj=data, filters=hyperslab.Filters(5, "blosc2"))
+        for key in [(0,), 0, (0, Ellipsis), (Ellipsis, 1)]:
+            got, want = arr[key], data[key]
+            assert type(got) is type(want), key
+            assert got.dtype == want.dtype and got == want, key

@@ -59,6 +59,10 @@ def quantize(data: AnyArray, least_significant_digit: int) -> AnyArray:
     return result
 
 
+def _has_ellipsis(key: Any) -> bool:
+    return key is Ellipsis or (isinstance(key, tuple) and any(k is Ellipsis for k in key))
+
+
 class Leaf(DirectChunking, LeafCompat, Node):
     """Base class of the data-holding nodes.
 
@@ -227,8 +231,8 @@ class Leaf(DirectChunking, LeafCompat, Node):
             data = self._native(np.asarray(value))
             return data[()] if data.ndim == 0 else self._flavored(data)
         data = self._native(read_selection(self._dataset, key, engine))
-        if data.ndim == 0 and self.shape != ():
-            return data[()]
+        if data.ndim == 0 and self.shape != () and not _has_ellipsis(key):
+            return data[()]  # NumPy: ints only give a scalar, an Ellipsis a 0-d array
         return self._flavored(data)
 
     def read(
