@@ -32,7 +32,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from bench.harness import BenchmarkResult, Case, print_progress, report_outcome
+from bench.harness import BenchmarkResult, Case, goal_lines, print_progress, report_outcome
 
 GB = 1e9
 """Bytes in a GB of the reports."""
@@ -203,12 +203,6 @@ def keep_freed_memory() -> Iterator[bool]:
 # ----------------------------------------------------------------------------- tables
 
 
-def _median(result: BenchmarkResult, case: Case, rival: str) -> float | None:
-    if not result.measured(case) or rival not in result.rivals:
-        return None
-    return result.get(case, rival).time.median
-
-
 def _nbytes(case: Case) -> int:
     return int(case.params["nbytes"])
 
@@ -221,10 +215,10 @@ def throughput(
     None where either was not measured)."""
     table: dict[str, dict[str, dict[str, Any]]] = {}
     for case in result.spec.cases:
-        refs = {ref: _median(result, case, ref) for ref in references}
+        refs = {ref: result.median_time(case, ref) for ref in references}
         row: dict[str, dict[str, Any]] = {}
         for rival in result.rivals:
-            t = _median(result, case, rival)
+            t = result.median_time(case, rival)
             row[rival] = {
                 "gbps": None if t is None else _nbytes(case) / t / GB,
                 "speed_vs": {
@@ -305,7 +299,7 @@ def goals(result: BenchmarkResult | None) -> list[tuple[bool | None, str]]:
     for case in result.spec.cases:
         for rival, factor in GOALS:
             what = f"hyperslab >= {factor:g}x {rival}, {case.group} {case.name}"
-            mine, theirs = _median(result, case, "hyperslab"), _median(result, case, rival)
+            mine, theirs = result.median_time(case, "hyperslab"), result.median_time(case, rival)
             if mine is None or theirs is None:
                 found.append((None, f"{what}: not measured"))
                 continue
@@ -322,10 +316,7 @@ def goals(result: BenchmarkResult | None) -> list[tuple[bool | None, str]]:
 
 def goals_markdown(met: Sequence[tuple[bool | None, str]]) -> list[str]:
     """The goals section: one ``met`` / ``NOT MET`` line per measured goal."""
-    lines = [f"- {'met' if m else 'NOT MET'}: {t}" for m, t in met if m is not None]
-    missing = [t for m, t in met if m is None]
-    if missing:
-        lines.append(f"- {len(missing)} goal(s) not measured (a rival or case did not run)")
+    lines = goal_lines(met, "a rival or case did not run")
     if not met:
         lines.append("- no goal measured (the sums did not run)")
     return ["## Goals (medians)", "", *lines]

@@ -26,7 +26,7 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from bench.harness import BenchmarkResult, Case, print_progress, report_outcome
+from bench.harness import BenchmarkResult, Case, goal_lines, print_progress, report_outcome
 
 if TYPE_CHECKING:
     from bench.slicing import Group, Selection
@@ -64,12 +64,6 @@ def _index_text(selection: Selection) -> str:
 # ----------------------------------------------------------------------------- tables
 
 
-def _median(result: BenchmarkResult, case: Case, rival: str) -> float | None:
-    if not result.measured(case) or rival not in result.rivals:
-        return None
-    return result.get(case, rival).time.median
-
-
 def _nbytes(case: Case) -> int:
     return int(case.params["expected"]["nbytes"])
 
@@ -79,10 +73,10 @@ def throughput(result: BenchmarkResult) -> dict[str, dict[str, dict[str, float |
     speed relative to the baseline rival's (above 1: faster)."""
     table: dict[str, dict[str, dict[str, float | None]]] = {}
     for case in result.spec.cases:
-        ref = _median(result, case, result.baseline)
+        ref = result.median_time(case, result.baseline)
         row: dict[str, dict[str, float | None]] = {}
         for rival in result.rivals:
-            t = _median(result, case, rival)
+            t = result.median_time(case, rival)
             row[rival] = {
                 "mbps": None if t is None else _nbytes(case) / t / MB,
                 "vs_baseline": None if t is None or ref is None else ref / t,
@@ -150,7 +144,7 @@ def goals(result: BenchmarkResult) -> list[tuple[bool | None, str]]:
     for cases, rival, factor in GOALS:
         for case in [c for c in result.spec.cases if c.name in cases]:
             what = f"hyperslab >= {factor:g}x {rival}, {case.group} {case.name}"
-            mine, theirs = _median(result, case, "hyperslab"), _median(result, case, rival)
+            mine, theirs = result.median_time(case, "hyperslab"), result.median_time(case, rival)
             if mine is None or theirs is None:
                 found.append((None, f"{what}: not measured"))
                 continue
@@ -167,10 +161,7 @@ def goals(result: BenchmarkResult) -> list[tuple[bool | None, str]]:
 
 def goals_markdown(met: Sequence[tuple[bool | None, str]]) -> list[str]:
     """The goals section: one ``met`` / ``NOT MET`` line per measured goal."""
-    lines = [f"- {'met' if m else 'NOT MET'}: {t}" for m, t in met if m is not None]
-    missing = [t for m, t in met if m is None]
-    if missing:
-        lines.append(f"- {len(missing)} goal(s) not measured (a rival or case did not run)")
+    lines = goal_lines(met, "a rival or case did not run")
     return ["## Goals (medians)", "", *lines]
 
 

@@ -307,6 +307,12 @@ class BenchmarkResult:
         """Whether ``case`` was timed (it did not fail)."""
         return case.key not in self.failures
 
+    def median_time(self, case: Case, rival: str) -> float | None:
+        """The median time of ``rival`` on ``case``; None if it was not measured."""
+        if not self.measured(case) or rival not in self.rivals:
+            return None
+        return self.get(case, rival).time.median
+
     def get(self, case: Case, rival: str) -> Measurement:
         """Return the measurement of ``case`` for ``rival``."""
         for m in self.measurements:
@@ -733,6 +739,16 @@ def run_and_report(
     out_dir = default_out_dir(spec.name) if out_dir is None else out_dir
     paths, notes = write_reports(result, out_dir, plot=plot)
     return report_outcome(spec.name, result, paths, notes, progress)
+
+
+def goal_lines(met: Sequence[tuple[bool | None, str]], why: str) -> list[str]:
+    """One ``- met: ...`` or ``- NOT MET: ...`` markdown line per measured goal of ``met``
+    (``(met, text)`` pairs, met None when not measured), then how many were not measured,
+    and ``why``."""
+    lines = [f"- {'met' if m else 'NOT MET'}: {t}" for m, t in met if m is not None]
+    if len(lines) < len(met):
+        lines.append(f"- {len(met) - len(lines)} goal(s) not measured ({why})")
+    return lines
 
 
 def report_outcome(

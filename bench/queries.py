@@ -60,6 +60,7 @@ from bench.harness import (
     add_common_arguments,
     comma_list,
     default_out_dir,
+    goal_lines,
     pick,
     print_progress,
     report_outcome,
@@ -608,12 +609,6 @@ def sizes_markdown(prepared: Prepared) -> list[str]:
     return lines
 
 
-def _median(result: BenchmarkResult, case: Case, rival: str) -> float | None:
-    if not result.measured(case) or rival not in result.rivals:
-        return None
-    return result.get(case, rival).time.median
-
-
 def goals(results: Mapping[str, BenchmarkResult]) -> list[tuple[bool | None, str]]:
     """The issue's "Done when" speed goals: ``(met, text)``; met is None if not measured."""
     hs, pt = "hyperslab read_where", "PyTables read_where"
@@ -640,7 +635,7 @@ def goals(results: Mapping[str, BenchmarkResult]) -> list[tuple[bool | None, str
             ]
     found: list[tuple[bool | None, str]] = []
     for what, result, my_case, me, their_case, them in todo:
-        mine, theirs = _median(result, my_case, me), _median(result, their_case, them)
+        mine, theirs = result.median_time(my_case, me), result.median_time(their_case, them)
         if mine is None or theirs is None:
             found.append((None, f"{what}: not measured"))
         else:
@@ -670,9 +665,7 @@ def report(
             body = f"# {result.spec.title}\n\n{result.spec.notes[-1]}\n" + body[cut:]
         sections.append(body)
     met = goals(results)
-    lines = [f"- {'met' if m else 'NOT MET'}: {t}" for m, t in met if m is not None]
-    if len(lines) < len(met):
-        lines.append(f"- {len(met) - len(lines)} goal(s) not measured (hyperslab not run)")
+    lines = goal_lines(met, "hyperslab not run")
     sections.append("\n".join(["## Goals (issue 4, medians)", "", *lines]))
     markdown = "\n\n".join(sections) + "\n"
     print(markdown)
@@ -693,7 +686,7 @@ def report(
         },
         "medians": {
             part: {
-                f"{case.group}/{case.name}": {r: _median(res, case, r) for r in res.rivals}
+                f"{case.group}/{case.name}": {r: res.median_time(case, r) for r in res.rivals}
                 for case in res.spec.cases
             }
             for part, res in results.items()
