@@ -89,15 +89,15 @@ def query_range(
     return slice(start, stop, step).indices(int(nrows))
 
 
-Collect = Callable[[int, np.ndarray, np.ndarray, int], Result]
-"""What a query keeps of a block: ``collect(first, records, mask, matches)``."""
+Collect = Callable[[int, np.ndarray, np.ndarray], Result]
+"""What a query keeps of a block with matches: ``collect(first, records, mask)``."""
 
 
 def _scan(
     table: Any, bound: BoundCondition, start: int, stop: int, step: int,
     collect: Collect[Result],
 ) -> Iterator[Result]:
-    """Yield ``collect(first, records, mask, matches)`` for each block with a match.
+    """Yield ``collect(first, records, mask)`` for each block with a match.
 
     Blocks are read and evaluated in the table's pool threads (numexpr single-threaded in
     each, see :func:`serial_numexpr`); the results come in row order.  ``collect`` runs in
@@ -114,8 +114,7 @@ def _scan(
         if mask is None or len(mask) < count:
             mask = masks.buffer = np.empty(count, dtype=bool)
         mask = bound.evaluate(records, out=mask[:count])
-        matches = int(np.count_nonzero(mask))
-        return collect(first, records, mask, matches) if matches else None
+        return collect(first, records, mask) if mask.any() else None
 
     for result in table._map_blocks(start, stop, step, work, serial_numexpr):
         if result is not None:
@@ -134,8 +133,8 @@ def _matches(
 ) -> Iterator[tuple[np.ndarray, np.ndarray]]:
     """Yield ``(coordinates, records)`` of the matching rows (gathered copies), by block."""
 
-    def collect(first: int, records: np.ndarray, mask: np.ndarray,
-                matches: int) -> tuple[np.ndarray, np.ndarray]:
+    def collect(first: int, records: np.ndarray,
+                mask: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         positions = np.flatnonzero(mask)
         return _coordinates(first, step, positions), records[positions]
 
@@ -233,6 +232,19 @@ class _Gatherer:
         return self.buffer[: self.size]
 
 
+def _gathered(
+    table: Any, bound: BoundCondition, window: tuple[int, int, int], dtype: np.dtype[Any],
+    collect: Collect[tuple[np.ndarray, int]],
+) -> np.ndarray:
+    """The items ``collect`` keeps of every block, as one array (``collect`` returns the
+    items and the number of rows of its block)."""
+    start, stop, step = window
+    gatherer = _Gatherer(dtype, _selected(start, stop, step))
+    for found, scanned in _scan(table, bound, start, stop, step, collect):
+        gatherer.reserve(len(found), scanned)[...] = found
+    return gatherer.result()
+
+
 def _field_dtype(dtype: np.dtype[Any], path: str) -> np.dtype[Any]:
     for part in path.split("/"):
         if dtype.names is None or part not in dtype.names:
@@ -282,15 +294,11 @@ def read_where(
                                              start, stop, step)
     dtype = table.dtype if field is None else _field_dtype(table.dtype, field)
 
-    def collect(first: int, records: np.ndarray, mask: np.ndarray,
-                matches: int) -> tuple[np.ndarray, int]:
+    def collect(first: int, records: np.ndarray, mask: np.ndarray) -> tuple[np.ndarray, int]:
         source = records if field is None else field_of(records, field)
         return np.compress(mask, source, axis=0), len(records)
 
-    gatherer = _Gatherer(dtype, _selected(start_, stop_, step_))
-    for found, scanned in _scan(table, bound, start_, stop_, step_, collect):
-        gatherer.reserve(len(found), scanned)[...] = found
-    return gatherer.result()
+    return _gathered(table, bound, (start_, stop_, step_), dtype, collect)
 
 
 def get_where_list(
@@ -322,14 +330,10 @@ def get_where_list(
     bound, (start_, stop_, step_) = _prepare(table, condition, condvars, namespace,
                                              start, stop, step)
 
-    def collect(first: int, records: np.ndarray, mask: np.ndarray,
-                matches: int) -> tuple[np.ndarray, int]:
+    def collect(first: int, records: np.ndarray, mask: np.ndarray) -> tuple[np.ndarray, int]:
         return _coordinates(first, step_, np.flatnonzero(mask)), len(records)
 
-    gatherer = _Gatherer(np.dtype(np.int64), _selected(start_, stop_, step_))
-    for found, scanned in _scan(table, bound, start_, stop_, step_, collect):
-        gatherer.reserve(len(found), scanned)[...] = found
-    result = gatherer.result()
+    result = _gathered(table, bound, (start_, stop_, step_), np.dtype(np.int64), collect)
     if sort:
         result.sort()
     return result
