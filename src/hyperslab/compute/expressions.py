@@ -177,7 +177,7 @@ class Expr(Reducible):
             return
         disk = [v for v in self._operands.values() if _is_on_disk(v)]
         tile = _tile_shape(shape, disk[0] if disk else None, self.dtype.itemsize)
-        boxes = _boxes(shape, tile)
+        boxes = tiles(shape, tile)
 
         def task(box: Box) -> Result:
             values = {name: self._operand_tile(value, box)
@@ -234,6 +234,3 @@ def _tile_shape(shape: tuple[int, ...], leaf: Any, itemsize: int) -> tuple[int, 
         chunks = None
     return tile_shape(shape, chunks, itemsize, _TILE_BYTES)
 
-
-def _boxes(shape: tuple[int, ...], tile: tuple[int, ...]) -> list[Box]:
-    return tiles(shape, tile)

@@ -23,7 +23,27 @@ if TYPE_CHECKING:
 Result = TypeVar("Result")
 
 _RAW_PLAIN_MIN_BYTES = 1 << 17
-"""Unfiltered chunks from this size on are read raw (os.pread) by reductions."""
+"""Unfiltered chunks from this size on are read raw (os.pread) by reductions and
+expressions."""
+
+
+def read_leaf_box(leaf: Leaf, key: tuple[slice, ...], serial: bool) -> AnyArray:
+    """``leaf[key]`` (positive-step slices) in native order, for work running in the
+    File's pool (``serial``: decode in the calling thread only).
+
+    Blosc2 datasets go through the chunk engine's fast path, big unfiltered chunks of
+    read-only files through raw ``os.pread`` (faster than one h5py read, in parallel
+    tiles), the rest through h5py.
+    """
+    dataset, engine = leaf._dataset, leaf._engine
+    if engine.kind is RawKind.BLOSC2:
+        fast = engine.serves_key(key)
+    else:
+        fast = (engine.kind is RawKind.PLAIN and engine.chunk_nbytes >= _RAW_PLAIN_MIN_BYTES
+                and dataset.raw_chunks().uses_pread)
+    if fast:
+        return leaf._native(engine.read_gather(key, serial=serial))
+    return leaf._native(read_selection(dataset, key))
 
 
 def _reduce(owner: Any, op: str, axis: Any, **kwargs: Any) -> Any:
@@ -54,18 +74,11 @@ class LeafTiles:
         size = tiling.TILE_BYTES if target_bytes is None else target_bytes
         boxes = tiling.tiles(shape, tiling.tile_shape(shape, dataset.chunks,
                                                       dataset.dtype.itemsize, size))
-        fast = engine.kind is RawKind.BLOSC2
-        # Big unfiltered chunks of read-only files: os.pread in the pool beats one h5py read.
-        raw = (engine.kind is RawKind.PLAIN and engine.chunk_nbytes >= _RAW_PLAIN_MIN_BYTES
-               and dataset.raw_chunks().uses_pread)
+        serial = len(boxes) > 1  # then tiles are read in parallel, one per pool thread
 
         def task(box: Box) -> Result:
             key = tuple(slice(lo, hi) for lo, hi in box)
-            if raw or (fast and engine.serves_key(key)):
-                data = engine.read_box(box, serial=len(boxes) > 1)
-            else:
-                data = read_selection(dataset, key)
-            return work(box, leaf._native(data))
+            return work(box, read_leaf_box(leaf, key, serial))
 
         if len(boxes) < 2 or engine.workers < 2:
             for box in boxes:
@@ -87,13 +100,9 @@ class TileReadable:
 
     def _read_tile(self, box: Box, step: int = 1) -> AnyArray:
         """The box (rows every ``step``-th along the first dimension), native order."""
-        leaf: Leaf = self  # type: ignore[assignment]
-        dataset, engine = leaf._dataset, leaf._engine
         key = tuple(slice(lo, hi, step if axis == 0 else 1)
                     for axis, (lo, hi) in enumerate(box))
-        if engine.kind is RawKind.BLOSC2 and engine.serves_key(key):
-            return leaf._native(engine.read_gather(key, serial=True))
-        return leaf._native(read_selection(dataset, key))
+        return read_leaf_box(self, key, serial=True)  # type: ignore[arg-type]
 
 
 class Reducible:
@@ -173,4 +182,4 @@ class Reducible:
         return _reduce(self, "argmax", axis, keepdims=keepdims)
 
 
-__all__ = ["LeafTiles", "Reducible", "TileReadable"]
+__all__ = ["LeafTiles", "Reducible", "TileReadable", "read_leaf_box"]
