@@ -420,6 +420,27 @@ def test_pread_equals_read_direct_chunk(tmp_path: Path, filt: str, userblock: in
                 assert reader.read_raw_range(coords, len(expected), 0) == b""
 
 
+@pytest.mark.parametrize("filt", list(FILTERS))
+def test_read_raw_chunk_into(tmp_path: Path, filt: str) -> None:
+    path = tmp_path / "r.h5"
+    shape, chunks = filled(path, filt)
+    with h5py.File(path, "r") as f, h5py.File(path, "r", driver="core") as g:
+        ds, core = Dataset(f["d"].id), Dataset(g["d"].id)
+        for coords in itertools.product(*(range(n) for n in grid_shape(shape, chunks))):
+            start = tuple(c * s for c, s in zip(coords, chunks, strict=True))
+            size = ds.dsid.get_chunk_info_by_coord(start).size
+            buffer = bytearray(max(size, 1))
+            if not size:  # unwritten: nothing to read straight
+                assert ds.read_raw_chunk_into(coords, buffer) is None
+                continue
+            mask, expected = ds.dsid.read_direct_chunk(start)
+            assert ds.read_raw_chunk_into(coords, buffer) == mask
+            assert bytes(buffer) == expected
+            # Another size than the stored one, or no pread (core driver): the caller's job.
+            assert ds.read_raw_chunk_into(coords, bytearray(size + 1)) is None
+            assert core.read_raw_chunk_into(coords, bytearray(size)) is None
+
+
 def test_writable_file_reads_through_hdf5(tmp_path: Path) -> None:
     path = tmp_path / "w.h5"
     filled(path, "none")

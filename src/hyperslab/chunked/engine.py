@@ -330,6 +330,10 @@ class ChunkEngine:
         if not dataset.chunk_is_written(piece.grid):
             target[...] = self._fill_value()
             return
+        if (piece.full_chunk and self.kind is RawKind.PLAIN and target.flags.c_contiguous
+                and dataset.read_raw_chunk_into(piece.grid, target.reshape(-1).view(np.uint8))
+                is not None):
+            return  # read straight into the output: no bytes object, one copy
         raw, mask = dataset.read_raw_chunk(piece.grid)
         if piece.full_chunk and target.flags.c_contiguous:
             self._decode(raw, mask, target, piece.grid, nthreads)

@@ -7,8 +7,12 @@ compute); this module and :mod:`.tablecols` supply the tiles (:class:`LeafTiles`
 
 from __future__ import annotations
 
+import math
+import threading
 from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any, TypeVar
+
+import numpy as np
 
 from hyperslab._typing import AnyArray
 from hyperslab.chunked import tiles as tiling
@@ -27,13 +31,16 @@ _RAW_PLAIN_MIN_BYTES = 1 << 17
 expressions."""
 
 
-def read_leaf_box(leaf: Leaf, key: tuple[slice, ...], serial: bool) -> AnyArray:
+def read_leaf_box(leaf: Leaf, key: tuple[slice, ...], serial: bool,
+                  buffers: threading.local | None = None) -> AnyArray:
     """``leaf[key]`` (positive-step slices) in native order, for work running in the
     File's pool (``serial``: decode in the calling thread only).
 
     Blosc2 datasets go through the chunk engine's fast path, big unfiltered chunks of
-    read-only files through raw ``os.pread`` (faster than one h5py read, in parallel
-    tiles), the rest through h5py.
+    read-only files through raw ``os.preadv`` into the result (faster than one h5py read,
+    in parallel tiles), the rest through h5py.  With ``buffers``, the fast paths read into
+    a buffer of the calling thread that its next call reuses (no fresh memory to fault in
+    per tile): the result is then valid until the thread's next call.
     """
     dataset, engine = leaf._dataset, leaf._engine
     if engine.kind is RawKind.BLOSC2:
@@ -42,8 +49,21 @@ def read_leaf_box(leaf: Leaf, key: tuple[slice, ...], serial: bool) -> AnyArray:
         fast = (engine.kind is RawKind.PLAIN and engine.chunk_nbytes >= _RAW_PLAIN_MIN_BYTES
                 and dataset.raw_chunks().uses_pread)
     if fast:
-        return leaf._native(engine.read_gather(key, serial=serial))
+        out = None if buffers is None else _thread_buffer(buffers, key, dataset)
+        return leaf._native(engine.read_gather(key, out, serial=serial))
     return leaf._native(read_selection(dataset, key))
+
+
+def _thread_buffer(buffers: threading.local, key: tuple[slice, ...],
+                   dataset: Any) -> AnyArray:
+    """An array of the box's shape in the calling thread's reusable buffer."""
+    shape = tuple(len(range(*k.indices(n))) for k, n in zip(key, dataset.shape, strict=True))
+    dtype = dataset.dtype
+    nbytes = math.prod(shape) * dtype.itemsize
+    buffer = getattr(buffers, "bytes", None)
+    if buffer is None or buffer.nbytes < nbytes:
+        buffer = buffers.bytes = np.empty(nbytes, dtype=np.uint8)
+    return buffer[:nbytes].view(dtype).reshape(shape)
 
 
 def _reduce(owner: Any, op: str, axis: Any, **kwargs: Any) -> Any:
@@ -75,10 +95,11 @@ class LeafTiles:
         boxes = tiling.tiles(shape, tiling.tile_shape(shape, dataset.chunks,
                                                       dataset.dtype.itemsize, size))
         serial = len(boxes) > 1  # then tiles are read in parallel, one per pool thread
+        buffers = threading.local()  # a tile buffer per thread, reused for its next tile
 
         def task(box: Box) -> Result:
             key = tuple(slice(lo, hi) for lo, hi in box)
-            return work(box, read_leaf_box(leaf, key, serial))
+            return work(box, read_leaf_box(leaf, key, serial, buffers))
 
         if len(boxes) < 2 or engine.workers < 2:
             for box in boxes:

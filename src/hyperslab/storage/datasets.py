@@ -787,6 +787,18 @@ class Dataset:
             raw = self.raw_chunks()
         return raw.read(grid_coords)
 
+    def read_raw_chunk_into(self, grid_coords: Sequence[int], buffer: Any) -> int | None:
+        """Read one chunk's stored bytes straight into ``buffer`` (writable, exactly the
+        stored size), on files open read-only with the sec2 driver: no intermediate bytes.
+
+        Returns the filter mask, or None where that fast read does not apply (then use
+        :meth:`read_raw_chunk`).
+        """
+        raw = self._raw
+        if raw is None:
+            raw = self.raw_chunks()
+        return raw.read_into(tuple(int(c) for c in grid_coords), buffer)
+
     def read_raw_range(self, grid_coords: Sequence[int], start: int, nbytes: int) -> bytes:
         """``nbytes`` stored bytes of one chunk from byte ``start`` (e.g. one item).
 

@@ -178,6 +178,25 @@ class RawChunks:
         """Whether raw reads use ``os.pread`` (a read-only file with the sec2 driver)."""
         return self._fd is not None
 
+    def read_into(self, coords: Any, buffer: Any) -> int | None:
+        """Read the stored bytes of one chunk straight into ``buffer`` (a writable byte
+        buffer of exactly the chunk's stored size) with ``os.preadv``, on read-only files.
+
+        Returns the chunk's filter mask, or None where this does not apply (a writable
+        file, an unwritten chunk, a stored size other than ``len(buffer)``, a short read):
+        the caller then reads the chunk with :attr:`read`.
+        """
+        fd = self._fd
+        if fd is None or not self._dsid.id:
+            return None
+        location = self.location(coords)
+        view = memoryview(buffer)
+        if location is None or location.size != view.nbytes:
+            return None
+        if os.preadv(fd, [view], location.offset) != view.nbytes:
+            return None
+        return location.filter_mask
+
     def _name(self) -> str:
         try:
             name = h5i.get_name(self._dsid)
