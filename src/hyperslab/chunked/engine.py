@@ -26,7 +26,7 @@ from hyperslab.chunked.regions import Box, ChunkPiece, chunk_pieces
 from hyperslab.codecs import cframe
 from hyperslab.codecs.blockshape import choose_blockshape
 from hyperslab.codecs.blosc2_filter import Blosc2Params, decode_chunk
-from hyperslab.codecs.cframe_region import decode_region
+from hyperslab.codecs.cframe_region import decode_items, decode_region
 from hyperslab.codecs.ids import BLOSC2 as BLOSC2_ID
 from hyperslab.errors import HDF5ExtError, NoSuchChunkError
 from hyperslab.storage.datasets import Dataset
@@ -323,6 +323,59 @@ class ChunkEngine:
             for piece in pieces:
                 self._read_piece(piece, out, nthreads)
         return out
+
+    def read_points(self, indices: AnyArray) -> AnyArray:
+        """The items of a 1-D Blosc2 dataset at sorted, unique ``indices`` (int64).
+
+        Of each chunk holding some, only the Blosc2 blocks holding them are decompressed
+        when they are few (a handful of table rows: one small block each instead of a
+        chunk of megabytes), else the whole chunk; chunks are read in parallel.
+
+        Raises
+        ------
+        HDF5ExtError
+            If a chunk cannot be decoded (it is named).
+        """
+        out = np.empty(len(indices), dtype=self._dtype)
+        if not len(indices):
+            return out
+        rows = self._chunkshape[0]
+        numbers = indices // rows
+        starts = np.flatnonzero(np.diff(numbers)) + 1
+        bounds = list(zip(np.append(0, starts).tolist(), np.append(starts, len(indices)).tolist(),
+                          strict=True))
+        use_pool, nthreads = self._threads(len(bounds))
+
+        def read(lo: int, hi: int) -> None:
+            number = int(numbers[lo])
+            positions = indices[lo:hi] - number * rows
+            out[lo:hi] = self._chunk_items((number,), positions, nthreads)
+
+        if use_pool and len(bounds) > 1:
+            executor = self._executor()
+            for future in [executor.submit(read, lo, hi) for lo, hi in bounds]:
+                future.result()
+        else:
+            for lo, hi in bounds:
+                read(lo, hi)
+        return out
+
+    def _chunk_items(self, grid: tuple[int, ...], positions: AnyArray,
+                     nthreads: int) -> AnyArray:
+        """The items at sorted ``positions`` of one chunk of a 1-D dataset."""
+        dataset = self._dataset
+        if not dataset.chunk_is_written(grid):
+            return np.full(len(positions), self._fill_value(), dtype=self._dtype)
+        raw, mask = dataset.read_raw_chunk(grid)
+        if self._partial_decoding and not mask & _SKIP_FIRST_FILTER:
+            try:
+                items = decode_items(raw, positions, self._dtype)
+            except cframe.FrameError as exc:
+                raise self._corrupt(grid, exc) from exc
+            if items is not None:
+                return items
+        chunk: AnyArray = self._decoded(raw, mask, grid, nthreads)
+        return chunk[positions]
 
     def _read_piece(self, piece: GatherPiece, out: AnyArray, nthreads: int) -> None:
         dataset = self._dataset

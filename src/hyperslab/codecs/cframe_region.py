@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import itertools
 import math
+from dataclasses import dataclass
 from typing import Any, Final
 
 import numpy as np
@@ -45,6 +46,63 @@ def _axis_blocks(bound: slice, block: int, stride: int) -> list[tuple[int, slice
         parts.append((i * stride, slice(lo - i * block, hi - i * block),
                       slice(lo - bound.start, hi - bound.start)))
     return parts
+
+
+@dataclass(frozen=True, slots=True)
+class _Blocks:
+    """A chunk frame's blocks, ready to be decoded one by one."""
+
+    chunk: Any  # the chunk's bytes (a view of the frame)
+    blockshape: tuple[int, ...]
+    chunkshape: tuple[int, ...]
+    blocksize: int
+    nbytes: int
+    begins: AnyArray
+    ends: AnyArray
+
+    def decode(self, number: int, flat: AnyArray) -> bool:
+        """Decode block ``number`` into ``flat`` (bytes); False if it cannot be cut out."""
+        part = block_chunk(self.chunk, number, int(self.begins[number]),
+                           int(self.ends[number]), self.blocksize, self.nbytes)
+        if part is None:
+            return False
+        _decompress(part, flat, 1)
+        return True
+
+
+def _blocks(buf: Any, dt: np.dtype[Any]) -> _Blocks | None:
+    """The blocks of a frame whose blocks can be decoded alone (see the module
+    docstring), or None."""
+    view = _byte_view(buf)
+    layout = parse_frame(view)
+    blockshape = layout.blockshape
+    chunkshape = layout.shape
+    if blockshape is None and len(chunkshape) == 1 and dt.itemsize and not (
+        layout.blocksize % dt.itemsize or layout.nbytes % dt.itemsize
+    ):
+        # A plain (super-chunk) frame of a 1-D chunk: its blocks are runs of items.
+        blockshape = (layout.blocksize // dt.itemsize,)
+        chunkshape = (layout.nbytes // dt.itemsize,)
+    elif layout.typesize != dt.itemsize:
+        return None
+    if (
+        blockshape is None or layout.special
+        or layout.blocksize != math.prod(blockshape) * dt.itemsize
+    ):
+        return None
+    chunk = view[layout.chunk_start : layout.chunk_stop]
+    _, _, flags, _, nbytes, blocksize, _ = CHUNK_HEAD.unpack_from(chunk, 0)
+    if (
+        flags & 0x07 != 0x05  # an extended header with compressed, split-able blocks
+        or chunk[30] or chunk[31]
+        or bytes(chunk[16:22]).strip(_PARTIAL_FILTERS)
+        or blocksize != layout.blocksize
+    ):
+        return None
+    streams = block_ends(chunk, -(-nbytes // blocksize))
+    if streams is None:
+        return None
+    return _Blocks(chunk, tuple(blockshape), tuple(chunkshape), blocksize, nbytes, *streams)
 
 
 def decode_region(
@@ -76,57 +134,75 @@ def decode_region(
         If the frame is malformed or a block does not decompress.
     """
     dt = np.dtype(dtype)
-    view = _byte_view(buf)
-    layout = parse_frame(view)
-    blockshape = layout.blockshape
-    chunkshape = layout.shape
-    if blockshape is None and len(bounds) == 1 and dt.itemsize and not (
-        layout.blocksize % dt.itemsize or layout.nbytes % dt.itemsize
-    ):
-        # A plain (super-chunk) frame of a 1-D chunk: its blocks are runs of items.
-        blockshape = (layout.blocksize // dt.itemsize,)
-        chunkshape = (layout.nbytes // dt.itemsize,)
-    elif layout.typesize != dt.itemsize:
+    blocks = _blocks(buf, dt)
+    if blocks is None or len(bounds) != len(blocks.chunkshape) or any(
+            b.stop > c for b, c in zip(bounds, blocks.chunkshape, strict=True)):
         return None
-    if (
-        blockshape is None or layout.special
-        or len(bounds) != len(chunkshape)
-        or layout.blocksize != math.prod(blockshape) * dt.itemsize
-        or any(b.stop > c for b, c in zip(bounds, chunkshape, strict=True))
-    ):
-        return None
-    grid = tuple(-(-c // n) for c, n in zip(chunkshape, blockshape, strict=True))
+    blockshape = blocks.blockshape
+    grid = tuple(-(-c // n) for c, n in zip(blocks.chunkshape, blockshape, strict=True))
     strides = [math.prod(grid[axis + 1 :]) for axis in range(len(grid))]
     axes = [_axis_blocks(b, n, stride)
             for b, n, stride in zip(bounds, blockshape, strides, strict=True)]
     if math.prod(len(parts) for parts in axes) > max_share * math.prod(grid):
         return None
-    chunk = view[layout.chunk_start : layout.chunk_stop]
-    _, _, flags, _, nbytes, blocksize, _ = CHUNK_HEAD.unpack_from(chunk, 0)
-    if (
-        flags & 0x07 != 0x05  # an extended header with compressed, split-able blocks
-        or chunk[30] or chunk[31]
-        or bytes(chunk[16:22]).strip(_PARTIAL_FILTERS)
-        or blocksize != layout.blocksize
-    ):
-        return None
-    nblocks = -(-nbytes // blocksize)
-    streams = block_ends(chunk, nblocks)
-    if streams is None:
-        return None
-    begins, ends = streams
     out = np.empty(tuple(b.stop - b.start for b in bounds), dtype=dt)
     block = np.empty(blockshape, dtype=dt)
     flat = block.reshape(-1).view(np.uint8)
     for combo in itertools.product(*axes):
-        number = sum(c[0] for c in combo)
-        part = block_chunk(chunk, number, int(begins[number]), int(ends[number]), blocksize,
-                           nbytes)
-        if part is None:
+        if not blocks.decode(sum(c[0] for c in combo), flat):
             return None
-        _decompress(part, flat, 1)
         out[tuple(c[2] for c in combo)] = block[tuple(c[1] for c in combo)]
     return out
 
 
-__all__ = ["DEFAULT_MAX_SHARE", "decode_region"]
+def decode_items(
+    buf: Any, positions: AnyArray, dtype: DTypeLike, *,
+    max_share: float = DEFAULT_MAX_SHARE,
+) -> AnyArray | None:
+    """The items at ``positions`` of a 1-D chunk frame, decoding only the blocks that
+    hold them (fetching a few rows of a table: one small block each, not the chunk).
+
+    Parameters
+    ----------
+    buf : bytes-like
+        A whole one-chunk frame (b2nd or plain) of a 1-D chunk.
+    positions : numpy.ndarray
+        Sorted item numbers within the chunk (int64, non-empty).
+    dtype : dtype-like
+        The items' dtype, taken as stored (no byte swapping).
+    max_share : float
+        Answer None when the items lie in more than this share of the blocks.
+
+    Returns
+    -------
+    numpy.ndarray or None
+        The items, in the order of ``positions``, or None (decode the whole chunk).
+
+    Raises
+    ------
+    FrameError
+        If the frame is malformed or a block does not decompress.
+    """
+    dt = np.dtype(dtype)
+    blocks = _blocks(buf, dt)
+    if blocks is None or len(blocks.chunkshape) != 1 or int(positions[-1]) >= \
+            blocks.chunkshape[0] or int(positions[0]) < 0:
+        return None
+    per_block = blocks.blockshape[0]
+    numbers = positions // per_block
+    wanted, firsts = np.unique(numbers, return_index=True)
+    if len(wanted) > max_share * -(-blocks.chunkshape[0] // per_block):
+        return None
+    out = np.empty(len(positions), dtype=dt)
+    block = np.empty(per_block, dtype=dt)
+    flat = block.view(np.uint8)
+    lasts = np.append(firsts[1:], len(positions))
+    for number, first, last in zip(wanted.tolist(), firsts.tolist(), lasts.tolist(),
+                                   strict=True):
+        if not blocks.decode(number, flat):
+            return None
+        out[first:last] = block[positions[first:last] - number * per_block]
+    return out
+
+
+__all__ = ["DEFAULT_MAX_SHARE", "decode_items", "decode_region"]

@@ -263,17 +263,16 @@ class RecordIO:
         """Rows at ``coords`` (int64, within the dataset, any order, repeats allowed)."""
         if len(coords) == 0:
             return _empty(self.dtype)
-        unique, inverse = np.unique(coords, return_inverse=True)
-        if not self._fast:
+        inverse = None
+        unique = coords.astype(np.int64, copy=False)
+        if len(unique) > 1 and not (unique[1:] > unique[:-1]).all():
+            unique, inverse = np.unique(unique, return_inverse=True)
+        if self._fast:
+            # Only the Blosc2 blocks holding the rows are decoded (ChunkEngine.read_points).
+            found = self.native(self.engine.read_points(unique))
+        else:
             found = self.native(self.dataset.read_points(unique))
-            return found[inverse]
-        found = np.empty(len(unique), dtype=self.dtype)
-        chunk_of = unique // self.chunkrows
-        bounds = np.flatnonzero(np.diff(chunk_of)) + 1
-        for part in np.split(np.arange(len(unique)), bounds):
-            lo, hi = int(unique[part[0]]), int(unique[part[-1]]) + 1
-            found[part] = self.read_span(lo, hi)[unique[part] - lo]
-        return found[inverse]
+        return found if inverse is None else found[inverse]
 
     # ------------------------------------------------------------------ writing
     def write_span(self, start: int, records: AnyArray) -> None:
