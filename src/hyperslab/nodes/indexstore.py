@@ -1,0 +1,796 @@
+"""The stored index of one table column (:class:`ColumnIndex`).
+
+An index is a completely sorted copy of the column, stable (equal values keep their row
+order) with NaNs last, plus the row number of every value.  It lives in hidden nodes beside
+the table, which PyTables never looks at::
+
+    <table's parent>/_p_hsindex_<table name>/       group; attr AUTO_INDEX (optional)
+        <column key>/                               group, one per indexed column
+            sorted    EArray of the column's dtype  the values in order
+            rows      EArray uint32 (int64 for tables of more than 2**32 rows)
+            firsts    Array                         the first value of every chunk of sorted
+
+The column key is the column's path with ``/`` replaced by ``.`` (``'info.x'``).  Both
+EArrays share one chunk shape, so ``firsts`` (small, read once) finds the one chunk of
+``sorted`` that holds a boundary: a lookup reads one chunk per bound.  The column group's
+attributes are ``HS_INDEX_VERSION`` (1), ``COLPATH``, ``KIND``, ``OPTLEVEL``, ``DIRTY``,
+``NELEMENTS`` (rows indexed) and ``NAN_START`` (the position of the first NaN: the count of
+non-NaN values).
+
+Every kind and optlevel builds the same complete sort; both are recorded as metadata, and
+``kind='full'`` with ``optlevel=9`` is a CSI (completely sorted index) as in PyTables.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import sys
+import threading
+import time
+import warnings
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from hyperslab._typing import AnyArray
+from hyperslab.codecs.filters import Filters
+from hyperslab.errors import NaturalNameWarning
+from hyperslab.nodes.array import Array, EArray
+from hyperslab.nodes.atom import Atom
+from hyperslab.nodes.group import Group
+from hyperslab.nodes.indexsort import (
+    DEFAULT_PIECE_ROWS,
+    ProgressFunc,
+    progress_total,
+    run_rows_for,
+    sorted_pieces,
+    stable_argsort,
+)
+from hyperslab.nodes.naming import join_path
+
+if TYPE_CHECKING:
+    from hyperslab.nodes.table import Table
+    from hyperslab.nodes.tablecols import Column
+
+INDEX_GROUP_PREFIX = "_p_hsindex_"
+"""Prefix of the hidden group holding a table's indexes (``_p_`` is hidden by PyTables)."""
+
+HS_INDEX_VERSION = 1
+"""The layout version written in every column index group."""
+
+KINDS = ("ultralight", "light", "medium", "full")
+"""PyTables' index kinds (all recorded as metadata over the same complete sort)."""
+
+DEFAULT_INDEX_FILTERS = Filters(5, "blosc2:lz4", shuffle=True)
+"""Compression of indexes when ``build`` gets no filters."""
+
+IN_MEMORY_MERGE_ROWS = 4_000_000
+"""``append_rows`` merges in memory when the index values it must move (those after the
+first new value's place) plus the new ones are at most this many; else it rebuilds."""
+
+_CHUNK_BYTES = 256 * 1024  # target bytes of one chunk of 'sorted'
+_MIN_CHUNK_ROWS = 4096
+_MAX_CHUNK_ROWS = 131072
+_BUILDING = ".~building"  # suffix of a column group while it is built
+_CACHED_CHUNKS = 4
+_now = time.monotonic  # the progress report's clock
+
+
+def index_group_name(table_name: str) -> str:
+    """The name of the hidden group holding the indexes of table ``table_name``.
+
+    Examples
+    --------
+    >>> index_group_name("readout")
+    '_p_hsindex_readout'
+    """
+    return INDEX_GROUP_PREFIX + table_name
+
+
+def column_key(colpath: str) -> str:
+    """The node name of the index of column ``colpath`` (``'info/x'`` -> ``'info.x'``)."""
+    return colpath.replace("/", ".")
+
+
+def chunk_rows_for(itemsize: int) -> int:
+    """Elements per chunk of an index of values of ``itemsize`` bytes: a power of two near
+    256 KiB of values, between 4096 and 131072.
+
+    Examples
+    --------
+    >>> chunk_rows_for(8), chunk_rows_for(4), chunk_rows_for(1), chunk_rows_for(100)
+    (32768, 65536, 131072, 4096)
+    """
+    rows = 2 ** round(math.log2(_CHUNK_BYTES / max(itemsize, 1)))
+    return int(min(_MAX_CHUNK_ROWS, max(_MIN_CHUNK_ROWS, rows)))
+
+
+# ---------------------------------------------------------------------- validation
+def _check_kind(kind: Any) -> str:
+    if kind not in KINDS:
+        raise ValueError(f"index kind must be one of {', '.join(map(repr, KINDS))}, "
+                         f"not {kind!r}")
+    return str(kind)
+
+
+def _check_optlevel(optlevel: Any) -> int:
+    if (isinstance(optlevel, bool) or not isinstance(optlevel, (int, np.integer))
+            or not 0 <= optlevel <= 9):
+        raise ValueError(f"optimization level must be an integer from 0 to 9, "
+                         f"not {optlevel!r}")
+    return int(optlevel)
+
+
+def _check_filters(filters: Any) -> Filters:
+    if filters is None:
+        return DEFAULT_INDEX_FILTERS
+    if not isinstance(filters, Filters):
+        raise TypeError(f"filters must be a Filters instance, not {filters!r}")
+    return filters
+
+
+def _indexable_column(table: Table, colpath: str) -> Column:
+    """The leaf column ``colpath`` of ``table``, if an index can hold it."""
+    from hyperslab.nodes.tablecols import Column
+
+    column = table.cols._f_col(colpath)  # KeyError naming the column
+    where = f"column {colpath!r} of table {table._path}"
+    if not isinstance(column, Column):
+        raise TypeError(f"{where} is a nested group of columns and cannot be indexed")
+    dtype = column.dtype
+    if dtype.shape != ():
+        raise TypeError(f"{where} has multidimensional cells {dtype.shape} and cannot be "
+                        f"indexed")
+    if dtype.kind == "c":
+        raise TypeError(f"{where} is complex ({dtype}) and cannot be indexed")
+    if dtype.kind not in "biufS":
+        raise TypeError(f"{where} has dtype {dtype}, which cannot be indexed")
+    return column
+
+
+def _new_group(table: Table, parent: Group, name: str, title: str) -> Group:
+    with warnings.catch_warnings():
+        # Index node names ('info.x', a column called 'name') need no natural naming.
+        warnings.simplefilter("ignore", NaturalNameWarning)
+        return table._file.create_group(parent, name, title)
+
+
+def _rename(table: Table, group: Group, name: str) -> None:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", NaturalNameWarning)
+        table._file.rename_node(group, name)
+
+
+def _remove_child(group: Group, name: str) -> None:
+    """Remove child ``name`` of ``group`` (recursively) if there is one."""
+    if name in group:
+        group._file.remove_node(group.get_child(name), recursive=True)
+
+
+def _table_group(table: Table, create: bool = False) -> Group | None:
+    """The table's index group (created when ``create``; else None when absent)."""
+    parent = table.parent
+    name = index_group_name(table.name)
+    if name in parent:
+        group = parent.get_child(name)
+        if not isinstance(group, Group):
+            raise TypeError(f"{group._path} is not a group, so it cannot hold the indexes "
+                            f"of table {table._path}")
+        return group
+    if not create:
+        return None
+    return _new_group(table, parent, name, f"hyperslab indexes of table {table._path}")
+
+
+def _non_nan(values: AnyArray) -> int:
+    if values.dtype.kind != "f":
+        return len(values)
+    return len(values) - int(np.count_nonzero(np.isnan(values)))
+
+
+# ---------------------------------------------------------------------- progress
+class _StderrProgress:
+    """A one-line progress report on stderr, at most once a second, from the first second."""
+
+    def __init__(self, label: str, total: int) -> None:
+        self._label = label
+        self._total = max(total, 1)
+        self._start = _now()
+        self._last = self._start
+        self._shown = False
+
+    def __call__(self, done: int) -> None:
+        now = _now()
+        finished = done >= self._total
+        if now - self._last < 1.0 and not (finished and self._shown):
+            return
+        self._last = now
+        self._shown = True
+        percent = 100 * done // self._total
+        sys.stderr.write(f"\r{self._label}: {percent:3d}% ({done}/{self._total}) "
+                         f"{now - self._start:.0f} s")
+        if finished:
+            sys.stderr.write("\n")
+        sys.stderr.flush()
+
+
+def _progress_for(progress: Any, label: str, nrows: int, run_rows: int
+                  ) -> ProgressFunc | None:
+    if progress is None or progress is False:
+        return None
+    total = progress_total(nrows, run_rows)
+    if progress is True:
+        return _StderrProgress(label, total)
+    if callable(progress):
+        user: Callable[[int], Any] = progress
+
+        def rows_done(done: int) -> None:
+            user(done * nrows // total if total else 0)
+
+        return rows_done
+    raise TypeError(f"progress must be a bool or a callable, not {progress!r}")
+
+
+def _fails_lower_inclusive(values: AnyArray, bound: Any) -> AnyArray:
+    """``not (values >= bound)``: true for the values below an inclusive lower bound (all
+    of them when the bound is NaN)."""
+    return np.logical_not(np.greater_equal(values, bound))
+
+
+def _fails_lower(values: AnyArray, bound: Any) -> AnyArray:
+    """``not (values > bound)``."""
+    return np.logical_not(np.greater(values, bound))
+
+
+# ---------------------------------------------------------------------- the index
+class ColumnIndex:
+    """The stored index of one table column: its values sorted, with their row numbers.
+
+    Build one with :meth:`build`, find one with :meth:`open` or :func:`table_indexes`.
+    :meth:`positions` turns a value interval into a range of positions in sorted order,
+    :meth:`rows` and :meth:`values` read what lies there.
+
+    Examples
+    --------
+    >>> import hyperslab, tempfile, os
+    >>> path = os.path.join(tempfile.mkdtemp(), "indexed.h5")
+    >>> with hyperslab.open_file(path, "w") as f:
+    ...     t = f.create_table("/", "t", np.dtype([("x", "f8")]))
+    ...     t.append(np.array([(3.0,), (np.nan,), (1.0,), (2.0,)], dtype=t.dtype))
+    ...     index = ColumnIndex.build(t, "x")
+    ...     p0, p1 = index.positions(1.5, True, None, False)
+    ...     print(index, index.rows(p0, p1), index.values(0, 4))
+    Index(6, medium, shuffle, blosc2:lz4(5)).is_csi=False [3 0] [ 1.  2.  3. nan]
+    """
+
+    def __init__(self, table: Table, group: Group) -> None:
+        self._table = table
+        self._load(group)
+
+    def _load(self, group: Group) -> None:
+        attrs = group.attrs
+        self._group = group
+        self._colpath = str(attrs["COLPATH"])
+        self._kind = str(attrs["KIND"])
+        self._optlevel = int(attrs["OPTLEVEL"])
+        self._dirty = bool(attrs["DIRTY"])
+        self._nelements = int(attrs["NELEMENTS"])
+        self._nan_start = int(attrs["NAN_START"])
+        sorted_node, rows_node = group.get_child("sorted"), group.get_child("rows")
+        assert isinstance(sorted_node, EArray) and isinstance(rows_node, EArray)
+        self._sorted = sorted_node
+        self._rows = rows_node
+        chunkshape = sorted_node.chunkshape
+        self._chunkrows = int(chunkshape[0]) if chunkshape else _MAX_CHUNK_ROWS
+        self._firsts_: AnyArray | None = None
+        self._chunks: dict[int, AnyArray] = {}
+        self._chunks_lock = threading.Lock()  # queries may run in several threads
+
+    # ------------------------------------------------------------------ building
+    @classmethod
+    def build(
+        cls,
+        table: Table,
+        colpath: str,
+        *,
+        kind: str = "medium",
+        optlevel: int = 6,
+        filters: Filters | None = None,
+        tmp_dir: str | None = None,
+        run_rows: int | None = None,
+        chunkrows: int | None = None,
+        progress: bool | Callable[[int], Any] = False,
+    ) -> ColumnIndex:
+        """Build the index of column ``colpath`` of ``table`` (replacing any it has).
+
+        Parameters
+        ----------
+        table : Table
+            The table; every row it has (``table.nrows``) is indexed, after its buffered
+            rows are written.
+        colpath : str
+            The column's path name (``'x'``, ``'info/x'``).
+        kind : {'ultralight', 'light', 'medium', 'full'}
+            Recorded, as PyTables' kinds (every kind is a complete sort).
+        optlevel : int
+            0 to 9, recorded.
+        filters : Filters, optional
+            Compression of the index; Blosc2 LZ4 level 5 with shuffle by default.
+        tmp_dir : str, optional
+            Where sorted runs are spilled when the column is sorted out of core.
+        run_rows : int, optional
+            Rows sorted in memory at a time (default: what fits in about 256 MB).
+        chunkrows : int, optional
+            Elements per chunk of the index's arrays (default: :func:`chunk_rows_for` the
+            column's itemsize); a lookup reads one chunk per bound.
+        progress : bool or callable
+            True: report progress on stderr for builds of more than a second; a callable
+            is called with the count of rows done.
+
+        Raises
+        ------
+        ValueError
+            For a bad ``kind``, ``optlevel``, ``tmp_dir`` or ``chunkrows``.
+        TypeError
+            If the column cannot be indexed (complex, multidimensional cells, a nested
+            group of columns) or ``filters`` is not a Filters.
+        KeyError
+            If the table has no column ``colpath``.
+        """
+        kind = _check_kind(kind)
+        optlevel = _check_optlevel(optlevel)
+        filters = _check_filters(filters)
+        column = _indexable_column(table, colpath)
+        if tmp_dir is not None and not os.path.isdir(tmp_dir):
+            raise ValueError(f"tmp_dir is not an existing directory: {tmp_dir!r}")
+        dtype = column.dtype.newbyteorder("=")
+        if chunkrows is None:
+            chunkrows = chunk_rows_for(dtype.itemsize)
+        elif (isinstance(chunkrows, bool) or not isinstance(chunkrows, (int, np.integer))
+              or chunkrows < 1):
+            raise ValueError(f"chunkrows must be a positive integer, not {chunkrows!r}")
+        file = table._file
+        file._check_writable()
+        # Rows still in the append buffer go to the file now, not while the index is built
+        # (writing them may bring the table's other indexes up to date).
+        table._ready()
+        nrows = table.nrows
+        if run_rows is None:
+            run_rows = run_rows_for(dtype)
+        label = f"indexing {table._path}.cols.{colpath.replace('/', '.')}"
+        report = _progress_for(progress, label, nrows, run_rows)
+        new_parent = _table_group(table) is None
+        parent = _table_group(table, create=True)
+        assert parent is not None
+        key = column_key(colpath)
+        _remove_child(parent, key + _BUILDING)  # left by an interrupted build
+        group = _new_group(table, parent, key + _BUILDING,
+                           f"hyperslab index of column {colpath!r}")
+        try:
+            _fill(group, column, dtype, nrows, filters, int(chunkrows),
+                  dict(run_rows=run_rows, tmp_dir=tmp_dir, progress=report))
+            attrs = group.attrs
+            attrs["COLPATH"] = colpath
+            attrs["KIND"] = kind
+            attrs["OPTLEVEL"] = optlevel
+        except BaseException:
+            file.remove_node(parent if new_parent else group, recursive=True)
+            raise
+        _remove_child(parent, key)
+        _rename(table, group, key)
+        return cls(table, group)
+
+    @classmethod
+    def open(cls, table: Table, colpath: str) -> ColumnIndex | None:
+        """The stored index of column ``colpath`` of ``table``, or None if it has none."""
+        parent = _table_group(table)
+        if parent is None:
+            return None
+        return _open_child(table, parent, column_key(colpath), colpath)
+
+    # ------------------------------------------------------------------ metadata
+    @property
+    def table(self) -> Table:
+        """The indexed table."""
+        return self._table
+
+    @property
+    def colpath(self) -> str:
+        """The path name of the indexed column."""
+        return self._colpath
+
+    @property
+    def kind(self) -> str:
+        """The kind given at build time (``'ultralight'``, ``'light'``, ``'medium'``,
+        ``'full'``)."""
+        return self._kind
+
+    @property
+    def optlevel(self) -> int:
+        """The optimization level given at build time (0 to 9)."""
+        return self._optlevel
+
+    @property
+    def is_csi(self) -> bool:
+        """Whether this is a CSI in PyTables' terms (``kind='full'``, ``optlevel=9``)."""
+        return self._kind == "full" and self._optlevel == 9
+
+    @property
+    def nelements(self) -> int:
+        """The number of rows indexed (rows ``0 .. nelements - 1`` of the table)."""
+        return self._nelements
+
+    @property
+    def nan_start(self) -> int:
+        """The position of the first NaN in sorted order (the count of non-NaN values)."""
+        return self._nan_start
+
+    @property
+    def dtype(self) -> np.dtype[Any]:
+        """The dtype of the indexed values (native byte order)."""
+        return self._sorted.dtype
+
+    @property
+    def filters(self) -> Filters:
+        """The compression of the index's arrays."""
+        return self._sorted.filters
+
+    @property
+    def chunkrows(self) -> int:
+        """Elements per chunk of the index's arrays."""
+        return self._chunkrows
+
+    @property
+    def dirty(self) -> bool:
+        """Whether the index may not match the column (stored in the file)."""
+        return self._dirty
+
+    @dirty.setter
+    def dirty(self, value: bool) -> None:
+        self._table._file._check_writable()
+        self._group.attrs["DIRTY"] = bool(value)
+        self._dirty = bool(value)
+
+    @property
+    def stale(self) -> bool:
+        """Whether the table's row count differs from the rows indexed (e.g. rows were
+        appended by a program that does not know about the index)."""
+        return self._nelements != self._table.nrows
+
+    @property
+    def size_on_disk(self) -> int:
+        """Bytes the index's arrays take in the file."""
+        firsts = self._group.get_child("firsts")
+        return int(self._sorted.size_on_disk + self._rows.size_on_disk
+                   + getattr(firsts, "size_on_disk", 0))
+
+    # ------------------------------------------------------------------ lookups
+    @property
+    def _firsts(self) -> AnyArray:
+        if self._firsts_ is None:
+            firsts = self._group.get_child("firsts")
+            assert isinstance(firsts, Array)
+            self._firsts_ = np.asarray(firsts[:])
+        return self._firsts_
+
+    def _chunk(self, number: int) -> AnyArray:
+        """Chunk ``number`` of the sorted values (a few recent ones are cached)."""
+        chunk = self._chunks.get(number)
+        if chunk is None:
+            start = number * self._chunkrows
+            chunk = np.asarray(self._sorted[start:min(start + self._chunkrows,
+                                                       self._nelements)])
+            with self._chunks_lock:
+                while len(self._chunks) >= _CACHED_CHUNKS:
+                    del self._chunks[next(iter(self._chunks))]
+                self._chunks[number] = chunk
+        return chunk
+
+    def _test(self, values: AnyArray, test: Callable[[Any, Any], Any], bound: Any) -> AnyArray:
+        try:
+            with np.errstate(all="ignore"):  # e.g. 1e300 cast to float16: inf, as NumPy
+                result = np.asarray(test(values, bound))
+        except (TypeError, ValueError) as exc:
+            raise TypeError(f"values of column {self._colpath!r} ({self.dtype}) cannot be "
+                            f"compared with {bound!r}: {exc}") from None
+        if result.dtype != np.bool_ or result.shape != values.shape:
+            raise TypeError(f"values of column {self._colpath!r} ({self.dtype}) cannot be "
+                            f"compared with {bound!r}")
+        return result
+
+    def _count(self, test: Callable[[Any, Any], Any], bound: Any) -> int:
+        """How many of the sorted non-NaN values pass ``test(value, bound)``, a test true
+        for a prefix of them (NumPy comparisons are monotone over sorted values).  Reads at
+        most one chunk."""
+        if np.ndim(bound) != 0:
+            raise TypeError(f"index bounds must be scalars, not {bound!r:.80}")
+        end = self._nan_start
+        if end == 0:
+            return 0
+        chunkrows = self._chunkrows
+        firsts = self._firsts[:-(-end // chunkrows)]  # chunks starting before the NaNs
+        passed = int(np.count_nonzero(self._test(firsts, test, bound)))
+        if passed == 0:
+            return 0
+        start = (passed - 1) * chunkrows
+        chunk = self._chunk(passed - 1)[:end - start]
+        return start + int(np.count_nonzero(self._test(chunk, test, bound)))
+
+    def positions(self, lo: Any, lo_inclusive: bool, hi: Any, hi_inclusive: bool
+                  ) -> tuple[int, int]:
+        """The range ``[p0, p1)`` of sorted positions of the non-NaN values ``v`` with
+        ``v > lo`` (``v >= lo`` if ``lo_inclusive``) and ``v < hi`` (``v <= hi`` if
+        ``hi_inclusive``).
+
+        ``lo`` or ``hi`` None is unbounded on that side.  Values are compared with NumPy's
+        rules (the bound as given, against the column's dtype), so mixed types (an integer
+        column and a float bound, bytes of another length) select what a NumPy
+        comparison selects; a NaN bound selects nothing.  Reads at most one chunk per
+        bound.
+
+        Raises
+        ------
+        TypeError
+            If a bound is not a scalar or cannot be compared with the column's values.
+        """
+        p0 = 0
+        if lo is not None:
+            p0 = self._count(_fails_lower_inclusive if lo_inclusive else _fails_lower, lo)
+        p1 = self._nan_start
+        if hi is not None:
+            p1 = self._count(np.less_equal if hi_inclusive else np.less, hi)
+        return p0, max(p0, p1)
+
+    def _check_span(self, p0: int, p1: int) -> tuple[int, int]:
+        p0, p1 = int(p0), int(p1)
+        if not 0 <= p0 <= p1 <= self._nelements:
+            raise IndexError(f"positions {p0}..{p1} are not a range within the "
+                             f"{self._nelements} positions of the index of {self._colpath!r}")
+        return p0, p1
+
+    def rows(self, p0: int, p1: int) -> AnyArray:
+        """The row numbers (int64) at sorted positions ``p0 .. p1 - 1``."""
+        p0, p1 = self._check_span(p0, p1)
+        if p0 == p1:
+            return np.empty(0, dtype=np.int64)
+        return np.asarray(self._rows[p0:p1]).astype(np.int64, copy=False)
+
+    def values(self, p0: int, p1: int) -> AnyArray:
+        """The sorted values at positions ``p0 .. p1 - 1``."""
+        p0, p1 = self._check_span(p0, p1)
+        if p0 == p1:
+            return np.empty(0, dtype=self.dtype)
+        return np.asarray(self._sorted[p0:p1])
+
+    def _clear_chunks(self) -> None:
+        with self._chunks_lock:
+            self._chunks.clear()
+
+    def _insertion_point(self, value: AnyArray) -> int:
+        """Positions whose values sort at or before ``value`` (a 1-element array)."""
+        if self._nelements == 0:
+            return 0
+        passed = int(np.searchsorted(self._firsts, value, side="right")[0])
+        if passed == 0:
+            return 0
+        chunk = self._chunk(passed - 1)
+        inside = int(np.searchsorted(chunk, value, side="right")[0])
+        return (passed - 1) * self._chunkrows + inside
+
+    # ------------------------------------------------------------------ changing
+    def append_rows(self, first_row: int, values: Any) -> None:
+        """Add the table's rows ``first_row ..`` (``values`` their column values) to the index.
+
+        Call it once those rows are in the table.  New values are merged in place when the
+        values to move are few (up to :data:`IN_MEMORY_MERGE_ROWS`); otherwise the index is
+        rebuilt from the table, out of core.  The index is marked dirty while it changes,
+        so an interrupted merge never leaves a clean but wrong index.
+
+        Raises
+        ------
+        ValueError
+            If ``first_row`` is not :attr:`nelements` or ``values`` is not 1-D or does not
+            convert to the column's dtype.
+        """
+        self._table._file._check_writable()
+        if first_row != self._nelements:
+            raise ValueError(f"rows appended to the index of {self._colpath!r} must start at "
+                             f"row {self._nelements} (the rows indexed), not {first_row!r}")
+        try:
+            new = np.asarray(values, dtype=self.dtype)
+        except (TypeError, ValueError) as exc:
+            raise ValueError(f"values appended to the index of {self._colpath!r} do not "
+                             f"convert to {self.dtype}: {exc}") from None
+        if new.ndim != 1:
+            raise ValueError(f"values appended to the index of {self._colpath!r} must be "
+                             f"1-D, not of shape {new.shape}")
+        if len(new) == 0:
+            return
+        total = self._nelements + len(new)
+        order = stable_argsort(new)
+        new_values = new[order]
+        at = self._insertion_point(new_values[:1])
+        fits = np.iinfo(self._rows.dtype).max >= total - 1
+        if not fits or self._nelements - at + len(new) > IN_MEMORY_MERGE_ROWS:
+            self._rebuild()
+            return
+        self._merge(at, new_values, order + first_row)
+
+    def _merge(self, at: int, new_values: AnyArray, new_rows: AnyArray) -> None:
+        """Merge sorted new values (and their rows) into the index from position ``at``."""
+        was_dirty = self._dirty
+        self.dirty = True
+        old_values = self.values(at, self._nelements)
+        old_rows = self.rows(at, self._nelements)
+        where = np.searchsorted(old_values, new_values, side="right")
+        values = np.insert(old_values, where, new_values)
+        rows = np.insert(old_rows, where, new_rows)
+        self._clear_chunks()
+        for node, data in ((self._sorted, values), (self._rows, rows)):
+            node.truncate(at)
+            node.append(data.astype(node.dtype, copy=False))
+        kept = -(-at // self._chunkrows)  # chunks whose first value did not move
+        old_firsts = self._firsts
+        firsts = np.concatenate([old_firsts[:kept],
+                                 values[kept * self._chunkrows - at::self._chunkrows]])
+        if firsts.tobytes() != old_firsts.tobytes():  # not when the last chunk just grew
+            _write_firsts(self._group, firsts)
+        self._firsts_ = firsts
+        self._nelements += len(new_values)
+        self._nan_start += _non_nan(new_values)
+        attrs = self._group.attrs
+        attrs["NELEMENTS"] = self._nelements
+        attrs["NAN_START"] = self._nan_start
+        self.dirty = was_dirty
+
+    def _rebuild(self) -> None:
+        rebuilt = ColumnIndex.build(self._table, self._colpath, kind=self._kind,
+                                    optlevel=self._optlevel, filters=self.filters)
+        self._load(rebuilt._group)
+
+    def remove(self) -> None:
+        """Delete the index from the file (and the table's index group once it holds
+        nothing: no other index and no AUTO_INDEX setting)."""
+        file = self._table._file
+        file._check_writable()
+        parent = self._group.parent
+        file.remove_node(self._group, recursive=True)
+        self._clear_chunks()
+        if not parent._link_table() and "AUTO_INDEX" not in parent.attrs:
+            file.remove_node(parent, recursive=True)
+
+    # ------------------------------------------------------------------ reprs
+    def __str__(self) -> str:
+        filters = self.filters
+        parts = [str(self._optlevel), self._kind]
+        if filters.complevel:
+            if filters.shuffle:
+                parts.append("shuffle")
+            if filters.bitshuffle:
+                parts.append("bitshuffle")
+            parts.append(f"{filters.complib}({filters.complevel})")
+        return f"Index({', '.join(parts)}).is_csi={self.is_csi}"
+
+    __repr__ = __str__
+
+
+def _write_firsts(group: Group, firsts: AnyArray) -> None:
+    """(Re)write the ``firsts`` array of a column index group."""
+    _remove_child(group, "firsts")
+    group._file.create_array(group, "firsts", np.ascontiguousarray(firsts))
+
+
+def _fill(group: Group, column: Column, dtype: np.dtype[Any], nrows: int, filters: Filters,
+          chunkrows: int, sort_options: dict[str, Any]) -> None:
+    """Sort the column into new arrays of ``group`` and write their attributes."""
+    file = group._file
+    rows_dtype = np.dtype(np.uint32 if nrows <= 1 << 32 else np.int64)
+    arrays = [
+        file.create_earray(group, name, Atom.from_dtype(kind_dtype), shape=(0,),
+                           filters=filters, chunkshape=(chunkrows,),
+                           expectedrows=max(nrows, 1))
+        for name, kind_dtype in (("sorted", dtype), ("rows", rows_dtype))
+    ]
+    piece_rows = max(1, DEFAULT_PIECE_ROWS // chunkrows) * chunkrows
+
+    def read(lo: int, hi: int) -> AnyArray:
+        return np.asarray(column[lo:hi], dtype=dtype)
+
+    firsts: list[AnyArray] = []
+    non_nan = 0
+    position = 0
+    for values, rows in sorted_pieces(read, nrows, piece_rows=piece_rows, **sort_options):
+        arrays[0].append(values)
+        arrays[1].append(rows.astype(rows_dtype))
+        firsts.append(values[(-position) % chunkrows::chunkrows])
+        non_nan += _non_nan(values)
+        position += len(values)
+    _write_firsts(group, np.concatenate(firsts) if firsts else np.empty(0, dtype=dtype))
+    attrs = group.attrs
+    attrs["HS_INDEX_VERSION"] = HS_INDEX_VERSION
+    attrs["DIRTY"] = False
+    attrs["NELEMENTS"] = position
+    attrs["NAN_START"] = non_nan
+
+
+def _open_child(table: Table, parent: Group, name: str, colpath: str | None
+                ) -> ColumnIndex | None:
+    """The index stored in group ``name`` of ``parent`` (of column ``colpath`` if given),
+    or None when that is not a complete index of this layout version."""
+    if name not in parent:
+        return None
+    group = parent.get_child(name)
+    if not isinstance(group, Group):
+        return None
+    attrs = group.attrs
+    if "HS_INDEX_VERSION" not in attrs or int(attrs["HS_INDEX_VERSION"]) != HS_INDEX_VERSION:
+        return None
+    if "COLPATH" not in attrs:
+        return None
+    stored = str(attrs["COLPATH"])
+    if column_key(stored) != name or (colpath is not None and stored != colpath):
+        return None
+    return ColumnIndex(table, group)
+
+
+# ---------------------------------------------------------------------- table level
+def table_indexes(table: Table) -> dict[str, ColumnIndex]:
+    """Every stored index of ``table``, by column path name."""
+    parent = _table_group(table)
+    if parent is None:
+        return {}
+    found: dict[str, ColumnIndex] = {}
+    for name in parent._link_table():
+        index = _open_child(table, parent, name, None)
+        if index is not None:
+            found[index.colpath] = index
+    return found
+
+
+def remove_table_indexes(table: Table) -> None:
+    """Delete every index of ``table`` (its whole index group, AUTO_INDEX included)."""
+    parent = _table_group(table)
+    if parent is not None:
+        table._file.remove_node(parent, recursive=True)
+
+
+def auto_index(table: Table) -> bool:
+    """Whether the table's indexes follow its changes (``AUTO_INDEX``; True if unset)."""
+    parent = _table_group(table)
+    if parent is None or "AUTO_INDEX" not in parent.attrs:
+        return True
+    return bool(parent.attrs["AUTO_INDEX"])
+
+
+def set_auto_index(table: Table, value: bool) -> None:
+    """Store the table's ``AUTO_INDEX`` setting (creating its index group if needed)."""
+    table._file._check_writable()
+    parent = _table_group(table, create=True)
+    assert parent is not None
+    parent.attrs["AUTO_INDEX"] = bool(value)
+
+
+def index_path(table: Table, colpath: str) -> str:
+    """Where the index of column ``colpath`` of ``table`` is (or would be) stored."""
+    return join_path(join_path(table.parent._path, index_group_name(table.name)),
+                     column_key(colpath))
+
+
+__all__ = [
+    "DEFAULT_INDEX_FILTERS",
+    "HS_INDEX_VERSION",
+    "INDEX_GROUP_PREFIX",
+    "IN_MEMORY_MERGE_ROWS",
+    "KINDS",
+    "ColumnIndex",
+    "auto_index",
+    "chunk_rows_for",
+    "column_key",
+    "index_group_name",
+    "index_path",
+    "remove_table_indexes",
+    "set_auto_index",
+    "table_indexes",
+]
