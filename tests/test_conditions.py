@@ -2,7 +2,7 @@
 
 These tests run against :class:`FakeTable`, a small in-memory object implementing the table
 protocol the compute layer relies on (``colinstances``, ``_iter_blocks``, ``_map_blocks``,
-``_rows_at``, ``_append_records``...), so they do not depend on the real Table.
+``_rows_at``, ``_append_records``, ``_usable_indexes``...), so they do not depend on the real Table.
 ``test_queries`` uses the same fake, and the real API with NumPy and PyTables as oracles.
 """
 
@@ -107,6 +107,9 @@ class FakeTable:
     @property
     def nrows(self) -> int:
         return len(self.data)
+
+    def _usable_indexes(self) -> dict[str, Any]:
+        return {}  # the fake has no indexes: queries scan
 
     @property
     def dtype(self) -> np.dtype[Any]:

@@ -405,11 +405,15 @@ class BoundCondition:
         The program.
     columns : tuple of str
         Pathnames of the columns the condition reads (the only ones a query needs).
+    operands : Mapping
+        What each name of the condition refers to (see :func:`resolve_operands`): the
+        index planner reads it.
     """
 
     compiled: CompiledCondition
     columns: tuple[str, ...]
     _args: tuple[_ColumnArg | np.ndarray, ...]
+    operands: Mapping[str, Any] = field(default_factory=dict, repr=False, compare=False)
 
     def evaluate(self, records: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
         """Evaluate the condition on a block of ``records``.
@@ -472,4 +476,4 @@ def bind_condition(
             args.append(value)
     if not columns:
         raise ValueError(f"there are no columns taking part in condition ``{condition}``")
-    return BoundCondition(compiled, tuple(columns), tuple(args))
+    return BoundCondition(compiled, tuple(columns), tuple(args), operands)

@@ -23,6 +23,7 @@ from typing import Any, TypeVar
 
 import numpy as np
 
+from hyperslab.compute import indexed
 from hyperslab.compute.conditions import (
     BoundCondition,
     bind_condition,
@@ -89,23 +90,34 @@ def query_range(
     return slice(start, stop, step).indices(int(nrows))
 
 
-Collect = Callable[[int, np.ndarray, np.ndarray], Result]
-"""What a query keeps of a block with matches: ``collect(first, records, mask)``."""
+Rows = range | np.ndarray
+"""The row numbers of a block: a range (scans) or sorted int64 coordinates (indexes)."""
+
+Collect = Callable[[Rows, np.ndarray, np.ndarray], Result]
+"""What a query keeps of a block with matches: ``collect(rows, records, mask)``."""
 
 
 def _scan(
     table: Any, bound: BoundCondition, start: int, stop: int, step: int,
     collect: Collect[Result],
-) -> Iterator[Result]:
-    """Yield ``collect(first, records, mask)`` for each block with a match.
+) -> tuple[Iterator[Result], int]:
+    """``collect(rows, records, mask)`` for each block with a match, and the number of
+    rows the query examines.
 
-    Blocks are read and evaluated in the table's pool threads (numexpr single-threaded in
-    each, see :func:`serial_numexpr`); the results come in row order.  ``collect`` runs in
-    those threads and must return new objects: ``records`` and ``mask`` are buffers
-    reused for the thread's next block.
+    Where indexes can answer part of the condition
+    (:func:`hyperslab.compute.indexed.candidate_batches`), only their candidate rows are
+    read and the whole condition is evaluated on them; otherwise the range is scanned.
+    Scanned blocks are read and evaluated in the table's pool threads (numexpr
+    single-threaded in each, see :func:`serial_numexpr`).  Either way the results come in
+    row order.  ``collect`` must return new objects: ``records`` and ``mask`` may be
+    buffers reused for the next block.
     """
     if start >= stop:
-        return
+        return iter(()), 0
+    candidates = indexed.candidate_batches(table, bound, start, stop, step)
+    if candidates is not None:
+        batches, examined = candidates
+        return _collected(bound, batches, collect), examined
     masks = threading.local()
 
     def work(first: int, records: np.ndarray) -> Result | None:
@@ -114,18 +126,29 @@ def _scan(
         if mask is None or len(mask) < count:
             mask = masks.buffer = np.empty(count, dtype=bool)
         mask = bound.evaluate(records, out=mask[:count])
-        return collect(first, records, mask) if mask.any() else None
+        if not mask.any():
+            return None
+        return collect(range(first, first + count * step, step), records, mask)
 
-    for result in table._map_blocks(start, stop, step, work, serial_numexpr):
-        if result is not None:
-            yield result
+    results = table._map_blocks(start, stop, step, work, serial_numexpr)
+    return (result for result in results if result is not None), len(range(start, stop, step))
 
 
-def _coordinates(first: int, step: int, positions: np.ndarray) -> np.ndarray:
-    """Row numbers of the records at ``positions`` of a block starting at ``first``."""
-    if step != 1:
-        positions = positions * step
-    return (positions + first).astype(np.int64, copy=False)
+def _collected(bound: BoundCondition, batches: Iterator[tuple[np.ndarray, np.ndarray]],
+               collect: Collect[Result]) -> Iterator[Result]:
+    for rows, records in batches:
+        mask = bound.evaluate(records)
+        if mask.any():
+            yield collect(rows, records, mask)
+
+
+def _coordinates(rows: Rows, positions: np.ndarray) -> np.ndarray:
+    """Row numbers of the records at ``positions`` of a block of ``rows``."""
+    if isinstance(rows, range):
+        if rows.step != 1:
+            positions = positions * rows.step
+        return (positions + rows.start).astype(np.int64, copy=False)
+    return rows[positions]
 
 
 def _matches(
@@ -133,12 +156,12 @@ def _matches(
 ) -> Iterator[tuple[np.ndarray, np.ndarray]]:
     """Yield ``(coordinates, records)`` of the matching rows (gathered copies), by block."""
 
-    def collect(first: int, records: np.ndarray,
+    def collect(rows: Rows, records: np.ndarray,
                 mask: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         positions = np.flatnonzero(mask)
-        return _coordinates(first, step, positions), records[positions]
+        return _coordinates(rows, positions), records[positions]
 
-    return _scan(table, bound, start, stop, step, collect)
+    return _scan(table, bound, start, stop, step, collect)[0]
 
 
 def _prepare(
@@ -239,8 +262,9 @@ def _gathered(
     """The items ``collect`` keeps of every block, as one array (``collect`` returns the
     items and the number of rows of its block)."""
     start, stop, step = window
-    gatherer = _Gatherer(dtype, _selected(start, stop, step))
-    for found, scanned in _scan(table, bound, start, stop, step, collect):
+    results, examined = _scan(table, bound, start, stop, step, collect)
+    gatherer = _Gatherer(dtype, examined)
+    for found, scanned in results:
         gatherer.reserve(len(found), scanned)[...] = found
     return gatherer.result()
 
@@ -294,7 +318,7 @@ def read_where(
                                              start, stop, step)
     dtype = table.dtype if field is None else _field_dtype(table.dtype, field)
 
-    def collect(first: int, records: np.ndarray, mask: np.ndarray) -> tuple[np.ndarray, int]:
+    def collect(rows: Rows, records: np.ndarray, mask: np.ndarray) -> tuple[np.ndarray, int]:
         source = records if field is None else field_of(records, field)
         return np.compress(mask, source, axis=0), len(records)
 
@@ -330,8 +354,8 @@ def get_where_list(
     bound, (start_, stop_, step_) = _prepare(table, condition, condvars, namespace,
                                              start, stop, step)
 
-    def collect(first: int, records: np.ndarray, mask: np.ndarray) -> tuple[np.ndarray, int]:
-        return _coordinates(first, step_, np.flatnonzero(mask)), len(records)
+    def collect(rows: Rows, records: np.ndarray, mask: np.ndarray) -> tuple[np.ndarray, int]:
+        return _coordinates(rows, np.flatnonzero(mask)), len(records)
 
     result = _gathered(table, bound, (start_, stop_, step_), np.dtype(np.int64), collect)
     if sort:
@@ -465,9 +489,9 @@ def will_query_use_indexing(
 ) -> frozenset[str]:
     """Pathnames of the indexed columns a query with ``condition`` would use.
 
-    The condition is checked as by :func:`where`.  No index exists yet, so the answer is
-    always an empty frozenset.
+    The condition is checked as by :func:`where`.  Only clean indexes count (a dirty one,
+    or one behind the table's rows with ``autoindex`` off, is not used).
     """
     namespace = None if condvars is not None else caller_namespace(depth)
-    bind_condition(table, condition, condvars, namespace)
-    return frozenset()
+    bound = bind_condition(table, condition, condvars, namespace)
+    return indexed.used_columns(table, bound)

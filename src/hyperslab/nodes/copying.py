@@ -11,6 +11,7 @@ from hyperslab.nodes.group import GROUP_MEMBERS, Group
 from hyperslab.nodes.leaf import Leaf
 from hyperslab.nodes.naming import check_name, is_under, join_path
 from hyperslab.nodes.node import Node
+from hyperslab.nodes.table import Table
 from hyperslab.storage import attributes as raw
 from hyperslab.storage import tree
 
@@ -19,8 +20,9 @@ if TYPE_CHECKING:
 
 _LEAF_OPTIONS = frozenset(
     {"title", "filters", "chunkshape", "start", "stop", "step", "copyuserattrs", "stats",
-     "expectedrows", "byteorder"}
+     "expectedrows", "byteorder", "sortby", "checkCSI", "propindexes"}
 )
+_TABLE_OPTIONS = frozenset({"sortby", "checkCSI", "propindexes"})
 
 
 def copy_node(
@@ -59,6 +61,11 @@ def copy_node(
         raise NodeError(f"can not copy node ``{node._path}`` onto itself")
     if isinstance(node, Group) and recursive and is_under(target._path, node._path):
         raise NodeError(f"can not copy group ``{node._path}`` recursively into itself")
+    if not isinstance(node, Table) and set(kwargs) & _TABLE_OPTIONS:
+        raise TypeError(f"copy options {sorted(set(kwargs) & _TABLE_OPTIONS)} are for "
+                        f"tables; ``{node._path}`` is a {type(node).__name__}")
+    if isinstance(node, Table) and kwargs.get("sortby") is not None:
+        node._indexing.sortby_index(kwargs["sortby"], bool(kwargs.get("checkCSI", False)))  # early
     file._make_room(target, newname, overwrite)
     if isinstance(node, Group):
         _copy_group(file, node, target, newname, recursive=recursive, title=kwargs.get("title"))
@@ -97,6 +104,9 @@ def _copy_leaf_with_options(
     """Copy a leaf row range into a new leaf with new title, filters or chunkshape."""
     start, stop, step = kwargs.get("start"), kwargs.get("stop"), kwargs.get("step")
     title = kwargs.get("title", leaf.title)
+    if isinstance(leaf, Table):
+        _copy_table(file, leaf, target, newname, **kwargs)
+        return
     data = leaf.read(start, stop, step) if leaf.shape != () else leaf.read()
     if isinstance(leaf, EArray):
         shape = list(leaf.shape)
@@ -124,3 +134,37 @@ def _copy_leaf_with_options(
     if kwargs.get("copyuserattrs", True):
         names = [n for n in leaf.attrs._v_attrnamesuser]
         raw.copy_attributes(leaf._h5id, new._h5id, names)
+
+
+def _copy_table(file: File, table: Table, target: Group, newname: str,
+                **kwargs: Any) -> None:
+    """Copy rows ``start:stop:step`` of a table, in ``sortby`` order when given (by its
+    'full' index, streaming), with its indexes re-created with ``propindexes``."""
+    start, stop, step = kwargs.get("start"), kwargs.get("stop"), kwargs.get("step")
+    sortby = kwargs.get("sortby")
+    new = file.create_table(
+        target, newname, description=table.description,
+        title=kwargs.get("title", table.title), filters=kwargs.get("filters", table.filters),
+        expectedrows=kwargs.get("expectedrows", max(table.nrows, 1)),
+        chunkshape=kwargs.get("chunkshape"), byteorder=kwargs.get("byteorder"),
+    )
+    try:
+        if sortby is not None:
+            batches = table._indexing.sorted_batches(sortby, bool(kwargs.get("checkCSI", False)),
+                                            start, stop, step)
+        else:
+            batches = (records for _, records in table._iter_blocks(start, stop, step))
+        for records in batches:
+            new._append_records(records.copy())
+        new.flush()
+        if kwargs.get("copyuserattrs", True):
+            names = list(table.attrs._v_attrnamesuser)
+            raw.copy_attributes(table._h5id, new._h5id, names)
+        if kwargs.get("propindexes", False):
+            for path, index in table.colindexes.items():
+                new._indexing.create(path, kind=index.kind, optlevel=index.optlevel,
+                                  filters=index.filters)
+    except BaseException:
+        file.remove_node(new)  # no half-copied table is left behind
+        raise
+

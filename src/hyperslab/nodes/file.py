@@ -697,10 +697,13 @@ class File(FileAttrsCompat):
                 f"to remove it"
             )
         parent = node.parent
+        companion = _companion(node, parent)
         tree.delete_link(parent._h5id, node.name)
         parent._child_removed(node.name)
         for gone in self._cache.drop(node._path):
             gone._isopen = False  # type: ignore[attr-defined]
+        if companion is not None:  # a table's indexes go with it
+            self.remove_node(parent, companion, recursive=True)
 
     def rename_node(
         self, where: Node | str, newname: str, name: str | None = None, overwrite: bool = False
@@ -742,10 +745,16 @@ class File(FileAttrsCompat):
             raise NodeError(f"can not move node ``{node._path}`` into itself (``{newpath}``)")
         check_name(newname, reserved=GROUP_MEMBERS)
         self._make_room(target, newname, overwrite)
+        companion = _companion(node, old_parent)
         tree.move_link(old_parent._h5id, node.name, target._h5id, newname)
         old_parent._child_removed(node.name)
         target._child_added(newname, node._kind)
         self._cache.repath(node._path, newpath)
+        if companion is not None:  # a table's indexes follow it
+            moved: Any = self.get_node(newpath)
+            self.move_node(old_parent, target, moved._indexing.group_name(), companion,
+                           overwrite=True)
+            moved._indexing.reload()  # found again in the new place
 
     def _make_room(self, target: Group, newname: str, overwrite: bool) -> None:
         """Remove ``target``'s child ``newname`` for a move or copy, if ``overwrite``.
@@ -837,3 +846,13 @@ class File(FileAttrsCompat):
         head = (f"File(filename={self.filename}, title={self.title!r}, mode={self.mode!r}, "
                 f"root_uep={self.root_uep!r}, filters={self.filters!r})")
         return "\n".join([head, *(repr(node) for node in self)])
+
+
+def _companion(node: Node, parent: Group) -> str | None:
+    """The name of the hidden group holding ``node``'s indexes, if it is a table that
+    has one (it is removed, moved and renamed with the table)."""
+    if not isinstance(node, Table):
+        return None
+    name = node._indexing.group_name()
+    return name if name in parent else None
+

@@ -29,6 +29,7 @@ from hyperslab.nodes.description import (
 from hyperslab.nodes.enum import Enum
 from hyperslab.nodes.leaf import Leaf
 from hyperslab.nodes.tablecols import Cols, Column, column_instances
+from hyperslab.nodes.tableindex import IndexedTable
 from hyperslab.nodes.tableio import RecordIO
 from hyperslab.nodes.tablerow import Row
 from hyperslab.storage import attributes as raw
@@ -52,7 +53,7 @@ def _rows_of(key: Any, nrows: int) -> range:
     return range(*key.indices(nrows))
 
 
-class Table(Leaf):
+class Table(IndexedTable, Leaf):
     """A table of records (PyTables' ``Table``).
 
     Create one with :meth:`File.create_table`.  Rows are appended with :meth:`append` or
@@ -160,16 +161,6 @@ class Table(Leaf):
     def coldflts(self) -> dict[str, Any]:
         """Leaf column path name -> default value."""
         return {col._v_pathname: col.dflt for col in flat_columns(self.description)}
-
-    @property
-    def colindexed(self) -> dict[str, bool]:
-        """Leaf column path name -> whether it is indexed (no indexes yet: all False)."""
-        return dict.fromkeys(self.colpathnames, False)
-
-    @property
-    def indexed(self) -> bool:
-        """Whether some column is indexed."""
-        return False
 
     @property
     def nrows(self) -> int:
@@ -408,6 +399,7 @@ class Table(Leaf):
         self._store_buffer()
         if self._nrows_stale:
             self._write_nrows()
+        self._indexing.sync()
         self._file._unflushed.discard(self)
 
     def flush(self) -> None:
@@ -636,6 +628,7 @@ class Table(Leaf):
             return 0
         records = self._as_records(rows)
         selected = self._check_range_write(start, stop, step, len(records))
+        self._indexing.touched()
 
         def apply(view: AnyArray) -> None:
             view[...] = records
@@ -696,6 +689,7 @@ class Table(Leaf):
             arrays.append(array)
         count = len(arrays[0]) if arrays else 0
         selected = self._check_range_write(start, stop, step, count)
+        self._indexing.touched(names)
 
         def apply(view: AnyArray) -> None:
             for name, array in zip(names, arrays, strict=True):
@@ -706,7 +700,9 @@ class Table(Leaf):
 
     def _write_coordinates(self, coords: AnyArray, records: AnyArray) -> None:
         """Write native ``records`` at rows ``coords``."""
-        self._ready().write_points(coords, records)
+        io = self._ready()
+        self._indexing.touched()
+        io.write_points(coords, records)
 
     def modify_coordinates(self, coords: Any, rows: Any) -> int:
         """Replace the rows at ``coords`` with ``rows``; return how many were changed."""
@@ -718,6 +714,7 @@ class Table(Leaf):
             records = np.repeat(records, len(points))
         if len(records) != len(points):
             raise ValueError(f"{len(records)} rows given for {len(points)} coordinates")
+        self._indexing.touched()
         io.write_points(points, records)
         return len(points)
 
@@ -760,6 +757,7 @@ class Table(Leaf):
             return 0
         first = rows[0]
         write_at = first
+        self._indexing.touched()
         # Stream the rows kept after the first removed one towards the front.
         for begin in range(first, nrows, io.block_rows):
             end = min(nrows, begin + io.block_rows)
@@ -792,6 +790,8 @@ class Table(Leaf):
             raise ValueError(f"truncate size must be non-negative, not {rows}")
         io = self._ready()
         old = io.nrows
+        if rows < old:
+            self._indexing.touched()
         if rows <= old:
             io.resize(rows)
         else:

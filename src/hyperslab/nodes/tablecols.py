@@ -93,14 +93,81 @@ class Column(Reducible):
         return 0
 
     @property
-    def index(self) -> None:
-        """The column's index (None: indexes do not exist yet)."""
-        return None
+    def index(self) -> Any:
+        """The column's :class:`~hyperslab.nodes.indexstore.ColumnIndex`, or None."""
+        return self.table._indexing.indexes.get(self.pathname)
 
     @property
     def is_indexed(self) -> bool:
         """Whether the column is indexed."""
-        return False
+        return self.pathname in self.table._indexing.indexes
+
+    def create_index(self, optlevel: int = 6, kind: str = "medium", filters: Any = None,
+                     tmp_dir: str | None = None, progress: Any = False) -> int:
+        """Index the column; return the number of rows indexed.
+
+        The index is a completely sorted copy of the column with each value's row number,
+        stored in hidden nodes beside the table (PyTables ignores them); it is built out of
+        core, in bounded memory (sorted runs spilled to ``tmp_dir`` and merged).  Queries
+        (:meth:`Table.where` and its siblings) use it for ranges on this column.
+
+        Parameters
+        ----------
+        optlevel : int
+            0 to 9, recorded as in PyTables (every level builds a complete sort).
+        kind : {'ultralight', 'light', 'medium', 'full'}
+            Recorded as in PyTables; 'full' (with ``optlevel=9``: a CSI index) is what
+            :meth:`Table.read_sorted` and ``copy(sortby=...)`` require.
+        filters : Filters, optional
+            Compression of the index (Blosc2 LZ4 by default).
+        tmp_dir : str, optional
+            Where sorted runs go while a big index is built (the system's temp folder).
+        progress : bool or callable
+            Show a progress bar for long builds, or call ``progress(rows_done)``.
+
+        Raises
+        ------
+        ValueError
+            If the column is already indexed (use :meth:`reindex`), or for a bad
+            ``kind``/``optlevel``.
+        TypeError
+            If the column cannot be indexed (complex, multidimensional cells).
+        NotImplementedError
+            For uint64 columns (queries cannot use them either, as in PyTables).
+        """
+        if self.dtype == np.dtype("uint64"):
+            raise NotImplementedError(f"indexing 64-bit unsigned integer columns is not "
+                                      f"supported (column '{self.pathname}'), as in PyTables")
+        existing = self.index
+        if existing is not None:
+            raise ValueError(f"{existing} for column '{self.pathname}' already exists. If "
+                             f"you want to re-create it, please, try with reindex() method "
+                             f"better")
+        return self.table._indexing.create(self.pathname, optlevel=optlevel, kind=kind,
+                                        filters=filters, tmp_dir=tmp_dir, progress=progress)
+
+    def create_csindex(self, filters: Any = None, tmp_dir: str | None = None,
+                       progress: Any = False) -> int:
+        """Create a completely sorted index (CSI): ``create_index(9, 'full', ...)``."""
+        return self.create_index(9, "full", filters, tmp_dir, progress)
+
+    def reindex(self) -> None:
+        """Rebuild the column's index from scratch (nothing happens if there is none)."""
+        index = self.index
+        if index is not None:
+            self.table._check_writable_table()
+            self.table._ready()
+            self.table._indexing.rebuild(index)
+
+    def reindex_dirty(self) -> None:
+        """Rebuild the column's index if it is dirty."""
+        index = self.index
+        if index is not None and (index.dirty or index.nelements != self.table.nrows):
+            self.reindex()
+
+    def remove_index(self) -> None:
+        """Remove the column's index (nothing happens if there is none)."""
+        self.table._indexing.remove(self.pathname)
 
     @property
     def _table_file(self) -> Any:

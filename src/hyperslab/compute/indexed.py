@@ -1,0 +1,125 @@
+"""Indexed queries: the candidate rows of a condition, found with column indexes.
+
+:func:`hyperslab.compute.indexplan.plan_condition` says which part of a condition the
+table's clean indexes can answer: value intervals of indexed columns, combined with ``&``
+and ``|``.  Here each interval becomes a run of positions in its column's sorted index
+(found by binary search, reading one or two chunks of the index) and the row numbers stored
+there; the runs are united and intersected as the plan says, giving the *candidate* rows, a
+superset of the matching ones in row order.  The query then reads only those rows and
+evaluates the whole condition on them, so the rows an index gives never need to be exact
+and results are those of a scan, in the same order.
+
+Where the candidates would be a large share of the rows, reading them one by one costs more
+than scanning every row in parallel: the query scans instead (the planner counts the
+candidates from the index positions before reading any row number).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from typing import Any
+
+import numpy as np
+
+from hyperslab.compute.conditions import BoundCondition
+from hyperslab.compute.indexplan import And, IndexPlan, Or, PlanNode, ValueSet, plan_condition
+
+__all__ = ["SCAN_SHARE", "candidate_batches", "candidate_rows", "used_columns"]
+
+SCAN_SHARE = 0.1
+"""Above this share of the rows examined, a query scans instead of reading candidates."""
+
+_BATCH_ROWS = 1 << 16
+"""Candidate rows read and evaluated at a time."""
+
+Runs = list[tuple[int, int]]
+
+
+def _plan(table: Any, bound: BoundCondition) -> tuple[IndexPlan, Mapping[str, Any]] | None:
+    indexes = table._usable_indexes()
+    if not indexes:
+        return None
+    plan = plan_condition(bound.compiled.condition, bound.operands, indexes.__contains__)
+    return None if plan is None else (plan, indexes)
+
+
+def used_columns(table: Any, bound: BoundCondition) -> frozenset[str]:
+    """The indexed columns a query with ``bound`` would use (``will_query_use_indexing``)."""
+    planned = _plan(table, bound)
+    return frozenset() if planned is None else planned[0].columns
+
+
+def _runs(value_set: ValueSet, index: Any) -> Runs:
+    """The position runs of a value set in its column's sorted index."""
+    runs = []
+    for interval in value_set.intervals:
+        p0, p1 = index.positions(interval.lo, interval.lo_inclusive, interval.hi,
+                                 interval.hi_inclusive)
+        if p1 > p0:
+            runs.append((p0, p1))
+    if value_set.nan and index.nan_start < index.nelements:
+        runs.append((index.nan_start, index.nelements))
+    return runs
+
+
+def _count(node: PlanNode, indexes: Mapping[str, Any]) -> int:
+    """An upper bound of the candidates of ``node`` (from index positions only)."""
+    if isinstance(node, ValueSet):
+        return sum(p1 - p0 for p0, p1 in _runs(node, indexes[node.column]))
+    counts = [_count(part, indexes) for part in node.parts]
+    return min(counts) if isinstance(node, And) else sum(counts)
+
+
+def candidate_rows(node: PlanNode, indexes: Mapping[str, Any]) -> np.ndarray:
+    """The sorted, unique int64 row numbers a plan node gives."""
+    if isinstance(node, ValueSet):
+        index = indexes[node.column]
+        parts = [index.rows(p0, p1) for p0, p1 in _runs(node, index)]
+        if not parts:
+            return np.empty(0, dtype=np.int64)
+        rows = np.concatenate(parts).astype(np.int64, copy=False)
+        rows.sort()
+        return rows
+    if isinstance(node, And):
+        # The smallest part first: every intersection is then at most that big.
+        ordered = sorted(node.parts, key=lambda part: _count(part, indexes))
+        rows = candidate_rows(ordered[0], indexes)
+        for part in ordered[1:]:
+            if len(rows) == 0:
+                break
+            rows = np.intersect1d(rows, candidate_rows(part, indexes), assume_unique=True)
+        return rows
+    assert isinstance(node, Or)
+    parts = [candidate_rows(part, indexes) for part in node.parts]
+    return np.unique(np.concatenate(parts)) if parts else np.empty(0, dtype=np.int64)
+
+
+def _in_window(rows: np.ndarray, start: int, stop: int, step: int) -> np.ndarray:
+    keep = (rows >= start) & (rows < stop)
+    if step != 1:
+        keep &= (rows - start) % step == 0
+    return rows[keep]
+
+
+def candidate_batches(
+    table: Any, bound: BoundCondition, start: int, stop: int, step: int
+) -> tuple[Iterator[tuple[np.ndarray, np.ndarray]], int] | None:
+    """The candidate rows of a query in ``range(start, stop, step)`` (``step`` > 0), in
+    row order, as ``(rows, records)`` batches, and how many there are; None when no index
+    applies or scanning is cheaper (see the module docstring)."""
+    planned = _plan(table, bound)
+    if planned is None:
+        return None
+    plan, indexes = planned
+    examined = len(range(start, stop, step))
+    if _count(plan.node, indexes) > SCAN_SHARE * examined * step:
+        return None
+    rows = _in_window(candidate_rows(plan.node, indexes), start, stop, step)
+    io = table._ready()
+
+    def batches() -> Iterator[tuple[np.ndarray, np.ndarray]]:
+        for begin in range(0, len(rows), _BATCH_ROWS):
+            part = rows[begin : begin + _BATCH_ROWS]
+            yield part, io.read_points(part)
+
+    return batches(), len(rows)

@@ -1,0 +1,298 @@
+"""Column indexes of a table: the bookkeeping (:class:`TableIndexes`) and the Table API
+(:class:`IndexedTable`, mixed into :class:`~hyperslab.nodes.table.Table`).
+
+Each indexed column has a :class:`~hyperslab.nodes.indexstore.ColumnIndex` (a completely
+sorted copy of the column with the row number of every value, in hidden nodes beside the
+table).  They are kept in step with the table as PyTables keeps its indexes:
+
+* Appended rows are merged into the indexes when the table is flushed (or before the next
+  query) if :attr:`IndexedTable.autoindex` is on; otherwise the indexes become *dirty*.
+* Modified or removed rows make the indexes of the columns concerned dirty at once (the
+  flag is in the file, so an interrupted program never leaves a wrong index marked clean);
+  with ``autoindex`` they are rebuilt before they are used again.
+* A dirty index, or one that does not cover the table's rows (another program appended
+  rows), is never used by a query: the query scans instead.
+
+Sorted reads (:meth:`IndexedTable.read_sorted`, :meth:`IndexedTable.itersorted`) and sorted
+copies walk a column's index.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+from typing import TYPE_CHECKING, Any, cast
+
+import numpy as np
+
+from hyperslab._typing import AnyArray
+from hyperslab.nodes import indexstore
+from hyperslab.nodes.description import field_of
+from hyperslab.nodes.indexstore import ColumnIndex
+from hyperslab.nodes.tablecols import Column
+
+if TYPE_CHECKING:
+    from hyperslab.nodes.table import Table
+    from hyperslab.nodes.tablerow import Row
+
+_SORTED_BATCH_ROWS = 1 << 16
+"""Rows read at a time by sorted iteration and ``copy(sortby=...)``."""
+
+
+class TableIndexes:
+    """The indexes of one table object, loaded once, and what keeps them in step."""
+
+    def __init__(self, table: Table) -> None:
+        self.table = table
+        self._indexes: dict[str, ColumnIndex] | None = None
+        self._syncing = False
+
+    @property
+    def indexes(self) -> dict[str, ColumnIndex]:
+        """Column pathname -> its stored index."""
+        if self._indexes is None:
+            self._indexes = indexstore.table_indexes(self.table)
+        return self._indexes
+
+    def reload(self) -> None:
+        """Forget the loaded indexes (the table moved: they are found again)."""
+        self._indexes = None
+
+    def group_name(self) -> str:
+        """The name of the hidden group beside the table that holds its indexes."""
+        return indexstore.index_group_name(self.table.name)
+
+    # ------------------------------------------------------------------ building
+    def create(self, colpath: str, **options: Any) -> int:
+        """Build (or rebuild) the index of ``colpath``; the number of rows indexed."""
+        table = self.table
+        table._check_writable_table()
+        table._ready()  # buffered rows first
+        index = ColumnIndex.build(table, colpath, **options)
+        self.indexes[colpath] = index
+        return index.nelements
+
+    def rebuild(self, index: ColumnIndex) -> ColumnIndex:
+        """Build ``index`` again from the column, with the same kind, level and filters."""
+        rebuilt = ColumnIndex.build(self.table, index.colpath, kind=index.kind,
+                                    optlevel=index.optlevel, filters=index.filters)
+        self.indexes[index.colpath] = rebuilt
+        return rebuilt
+
+    def remove(self, colpath: str) -> None:
+        """Remove the index of ``colpath`` (if any)."""
+        self.table._check_writable_table()
+        index = self.indexes.pop(colpath, None)
+        if index is not None:
+            index.remove()
+
+    # ------------------------------------------------------------------ keeping in step
+    def touched(self, columns: Iterable[str] | None = None) -> None:
+        """Rows were changed or removed (in ``columns``, or all): their indexes are dirty."""
+        indexes = self.indexes
+        if not indexes:
+            return
+        names = None if columns is None else list(columns)
+        for path, index in indexes.items():
+            if names is not None and not any(path == n or path.startswith(n + "/")
+                                             for n in names):
+                continue
+            if not index.dirty:
+                index.dirty = True
+
+    def sync(self) -> None:
+        """Bring the indexes up to date with the stored rows, as ``autoindex`` says: merge
+        appended rows (or rebuild dirty indexes) when it is on, mark them dirty when off.
+        Called once the table's buffered rows are written (flush, before reads)."""
+        table = self.table
+        if self._syncing or table._file.mode == "r" or not self.indexes:
+            return
+        self._syncing = True
+        try:
+            auto = indexstore.auto_index(table)
+            nrows = table._io.nrows
+            for index in list(self.indexes.values()):
+                behind = index.nelements < nrows and not index.dirty
+                if not auto:
+                    if index.nelements != nrows and not index.dirty:
+                        index.dirty = True
+                elif index.dirty or index.nelements > nrows:
+                    self.rebuild(index)
+                elif behind:
+                    first = index.nelements
+                    records = table._io.read_span(first, nrows)
+                    index.append_rows(first, np.ascontiguousarray(
+                        field_of(records, index.colpath)))
+        finally:
+            self._syncing = False
+
+    def usable(self) -> dict[str, ColumnIndex]:
+        """The indexes a query may use now: clean and covering every row."""
+        if not self.indexes:
+            return {}
+        table = self.table
+        table._ready()  # writes buffered rows, which syncs
+        self.sync()
+        nrows = table.nrows
+        return {path: index for path, index in self.indexes.items()
+                if not index.dirty and index.nelements == nrows}
+
+    # ------------------------------------------------------------------ sorted order
+    def sortby_index(self, sortby: Any, check_csi: bool) -> ColumnIndex:
+        """The index to sort by (PyTables' rules: a 'full' index; CSI when asked).
+
+        Raises
+        ------
+        TypeError
+            If ``sortby`` is neither a column name nor a Column of this table.
+        ValueError
+            If the column has no clean 'full' index, or no CSI one with ``check_csi``.
+        """
+        table = self.table
+        column = table.cols._f_col(sortby) if isinstance(sortby, str) else sortby
+        if not isinstance(column, Column) or column.table is not table:
+            raise TypeError(f"`sortby` can only be a `Column` of {table._path} or a column "
+                            f"name, but you passed an object of type: {type(sortby)}")
+        pathname = column.pathname
+        index = self.usable().get(pathname)
+        if index is None or index.kind != "full":
+            state = ("its index is dirty" if pathname in self.indexes and index is None
+                     else "it has no 'full' index")
+            raise ValueError(f"Field `{pathname}` must have associated a 'full' index in "
+                             f"table `{table._path}` ({state})")
+        if check_csi and not index.is_csi:
+            raise ValueError(f"Field `{pathname}` must have associated a CSI index in "
+                             f"table `{table._path}`, but the existing one is not")
+        return index
+
+    def sorted_rows(self, index: ColumnIndex, start: int | None, stop: int | None,
+                    step: int | None) -> Iterator[AnyArray]:
+        """Row numbers in index order ``start:stop:step`` (slice rules over the sorted
+        positions, a negative step going down), in batches."""
+        positions = range(*slice(start, stop, step).indices(index.nelements))
+        # Each batch reads the index's row numbers over the positions it spans.
+        batch = max(1, min(_SORTED_BATCH_ROWS, _SORTED_BATCH_ROWS * 16 // abs(positions.step)))
+        for begin in range(0, len(positions), batch):
+            part = positions[begin : begin + batch]
+            lo = min(part[0], part[-1])
+            block = index.rows(lo, max(part[0], part[-1]) + 1)
+            wanted = np.arange(part.start - lo, part.stop - lo, part.step)
+            yield np.ascontiguousarray(block[wanted], dtype=np.int64)
+
+    def sorted_batches(self, sortby: Any, check_csi: bool, start: int | None,
+                       stop: int | None, step: int | None) -> Iterator[AnyArray]:
+        """Records in ``sortby`` order, in batches (for ``copy(sortby=...)``)."""
+        index = self.sortby_index(sortby, check_csi)
+        io = self.table._ready()
+        for rows in self.sorted_rows(index, start, stop, step):
+            yield io.read_points(rows)
+
+
+class IndexedTable:
+    """Index properties and methods of :class:`~hyperslab.nodes.table.Table`."""
+
+    _indexing_: TableIndexes | None = None
+
+    @property
+    def _indexing(self) -> TableIndexes:
+        indexing = self._indexing_
+        if indexing is None:
+            indexing = self._indexing_ = TableIndexes(cast("Table", self))
+        return indexing
+
+    def _usable_indexes(self) -> dict[str, ColumnIndex]:
+        """The indexes queries may use now (see :meth:`TableIndexes.usable`)."""
+        return self._indexing.usable()
+
+    @property
+    def colindexed(self) -> dict[str, bool]:
+        """Leaf column path name -> whether it is indexed."""
+        indexes = self._indexing.indexes
+        return {path: path in indexes for path in self._indexing.table.colpathnames}
+
+    @property
+    def indexed(self) -> bool:
+        """Whether some column is indexed."""
+        return bool(self._indexing.indexes)
+
+    @property
+    def indexedcolpathnames(self) -> list[str]:
+        """Path names of the indexed columns, in column order."""
+        indexes = self._indexing.indexes
+        return [p for p in self._indexing.table.colpathnames if p in indexes]
+
+    @property
+    def colindexes(self) -> dict[str, ColumnIndex]:
+        """Indexed column path name -> its index."""
+        return dict(self._indexing.indexes)
+
+    @property
+    def autoindex(self) -> bool:
+        """Whether indexes follow appends and changes (True by default, as in PyTables).
+
+        When False, changing the table makes its indexes dirty; :meth:`reindex_dirty`
+        brings them up to date.
+        """
+        return indexstore.auto_index(self._indexing.table)
+
+    @autoindex.setter
+    def autoindex(self, value: bool) -> None:
+        table = self._indexing.table
+        table._check_writable_table()
+        indexstore.set_auto_index(table, bool(value))
+
+    def reindex(self) -> None:
+        """Rebuild the index of every indexed column."""
+        indexing = self._indexing
+        indexing.table._check_writable_table()
+        indexing.table._ready()
+        for index in list(indexing.indexes.values()):
+            indexing.rebuild(index)
+
+    def reindex_dirty(self) -> None:
+        """Rebuild the indexes that are dirty (or do not cover every row)."""
+        indexing = self._indexing
+        table = indexing.table
+        table._check_writable_table()
+        table._ready()
+        for index in list(indexing.indexes.values()):
+            if index.dirty or index.nelements != table.nrows:
+                indexing.rebuild(index)
+
+    def read_sorted(self, sortby: Any, checkCSI: bool = False,
+                    field: str | None = None, start: int | None = None,
+                    stop: int | None = None, step: int | None = None) -> AnyArray:
+        """Read the rows in the order of the ``sortby`` column's index.
+
+        ``start:stop:step`` selects positions in that order (slice rules; a negative step
+        reads in descending order).  The column needs a 'full' index
+        (:meth:`~hyperslab.nodes.tablecols.Column.create_csindex`); with ``checkCSI`` it
+        must be completely sorted (CSI).
+
+        Raises
+        ------
+        ValueError
+            If the column has no clean 'full' index (or no CSI one with ``checkCSI``).
+        """
+        indexing = self._indexing
+        index = indexing.sortby_index(sortby, checkCSI)
+        parts = list(indexing.sorted_rows(index, start, stop, step))
+        coords = np.concatenate(parts) if parts else np.empty(0, dtype=np.int64)
+        return indexing.table.read_coordinates(coords, field)
+
+    def itersorted(self, sortby: Any, checkCSI: bool = False,
+                   start: int | None = None, stop: int | None = None,
+                   step: int | None = None) -> Iterator[Row]:
+        """Iterate over the rows in the order of the ``sortby`` column's index, streaming
+        (see :meth:`read_sorted` for the arguments)."""
+        indexing = self._indexing
+        index = indexing.sortby_index(sortby, checkCSI)
+        io = indexing.table._ready()
+
+        def blocks() -> Iterator[tuple[AnyArray, AnyArray]]:
+            for rows in indexing.sorted_rows(index, start, stop, step):
+                yield rows, io.read_points(rows)
+
+        return indexing.table._rows_at(blocks())
+
+
+__all__ = ["IndexedTable", "TableIndexes"]

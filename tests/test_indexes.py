@@ -1,0 +1,420 @@
+"""Column indexes end to end: indexed queries equal unindexed scans, indexes follow appends
+and changes, sorted reads and sorted copies, and the index nodes follow their table.
+
+The oracle for every query is numexpr over the table's columns in memory (the scan's own
+oracle in ``test_queries``), with the start/stop/step window applied the way PyTables does.
+Indexed paths are forced (``SCAN_SHARE`` above 1) so that they are what is checked, and a
+spy asserts that they ran.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+import h5py
+import numexpr as ne
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import tables
+
+import hyperslab
+from hyperslab.compute import indexed
+
+DTYPE = np.dtype([("i", "<i4"), ("f", "<f8"), ("s", "S3"), ("b", "?"), ("u", "<u2")])
+FILTERS = {"none": None, "blosc2": hyperslab.Filters(5, "blosc2:lz4", shuffle=True)}
+
+
+def _data(n: int, seed: int) -> np.ndarray:
+    rng = np.random.default_rng(seed)
+    data = np.zeros(n, DTYPE)
+    data["i"] = rng.integers(-20, 20, n)
+    f = rng.integers(-10, 10, n).astype("f8") / 2
+    f[rng.random(n) < 0.1] = np.nan
+    data["f"] = f
+    data["s"] = rng.choice([b"a", b"ab", b"b", b"ba", b"c", b""], n)
+    data["b"] = rng.random(n) < 0.5
+    data["u"] = rng.integers(0, 30, n)
+    return data
+
+
+@pytest.fixture
+def force_index(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """Always take the indexed path (never fall back to a scan for many candidates), and
+    count the queries that took it."""
+    monkeypatch.setattr(indexed, "SCAN_SHARE", float("inf"))
+    taken: list[int] = []
+    real = indexed.candidate_batches
+
+    def spy(*args: Any, **kwargs: Any) -> Any:
+        result = real(*args, **kwargs)
+        if result is not None:
+            taken.append(1)
+        return result
+
+    monkeypatch.setattr(indexed, "candidate_batches", spy)
+    return taken
+
+
+def _same_records(got: np.ndarray, expected: np.ndarray) -> None:
+    """Records equal field by field (NaNs equal, as assert_array_equal does for floats)."""
+    assert got.dtype == expected.dtype and got.shape == expected.shape
+    for name in expected.dtype.names:  # type: ignore[union-attr]
+        np.testing.assert_array_equal(got[name], expected[name], err_msg=name)
+
+
+def _expected(data: np.ndarray, condition: str, condvars: dict[str, Any],
+              window: tuple[int | None, int | None, int | None]) -> np.ndarray:
+    names = {name: data[name] for name in DTYPE.names}  # type: ignore[union-attr]
+    mask = ne.evaluate(condition, local_dict={**names, **condvars})
+    rows = np.arange(len(data))[slice(*window)]
+    return rows[mask[rows]]
+
+
+_LEAVES = [
+    ("i", st.integers(-22, 22)), ("f", st.sampled_from([-3.0, -0.5, 0.0, 1.5, 4.0, np.nan])),
+    ("u", st.integers(-2, 32)), ("s", st.sampled_from([b"a", b"ab", b"b", b"bb", b"", b"c"])),
+]
+_OPS = ["<", "<=", ">", ">=", "==", "!="]
+
+
+@st.composite
+def _terms(draw: st.DrawFn, depth: int = 0) -> tuple[str, list[Any]]:
+    """A condition with ``{}`` where its variables go, and their values in order."""
+    kind = draw(st.sampled_from(["leaf", "leaf", "bool", "and", "or", "not"]
+                                if depth < 3 else ["leaf", "bool"]))
+    if kind == "bool":
+        return draw(st.sampled_from(["b", "~b"])), []
+    if kind == "leaf":
+        column, values = draw(st.sampled_from(_LEAVES))
+        value = draw(values)
+        op = draw(st.sampled_from(_OPS if column != "s" else ["<", ">=", "==", "!="]))
+        if draw(st.booleans()):
+            return f"({column} {op} {{}})", [value]
+        flipped = {"<": ">", "<=": ">=", ">": "<", ">=": "<=", "==": "==", "!=": "!="}[op]
+        return f"({{}} {flipped} {column})", [value]
+    if kind == "not":
+        inner, values = draw(_terms(depth + 1))
+        return f"~{inner}", values
+    left, lvalues = draw(_terms(depth + 1))
+    right, rvalues = draw(_terms(depth + 1))
+    symbol = "&" if kind == "and" else "|"
+    return f"({left} {symbol} {right})", lvalues + rvalues
+
+
+@st.composite
+def _conditions(draw: st.DrawFn) -> tuple[str, dict[str, Any]]:
+    """A condition over the columns and the variables ``v0``, ``v1``... it uses."""
+    text, values = draw(_terms())
+    names = [f"v{k}" for k in range(len(values))]
+    return text.format(*names), dict(zip(names, values, strict=True))
+
+
+def _make(path: Path, data: np.ndarray, filters: Any, chunkrows: int,
+          indexed_columns: list[str], kind: str = "medium") -> None:
+    with hyperslab.open_file(path, "w") as f:
+        table = f.create_table("/", "t", DTYPE, filters=filters, chunkshape=(chunkrows,))
+        table.append(data)
+        for name in indexed_columns:
+            table.cols._f_col(name).create_index(kind=kind)
+
+
+@settings(max_examples=150, deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
+@given(n=st.integers(0, 200), seed=st.integers(0, 99), codec=st.sampled_from(list(FILTERS)),
+       chunkrows=st.sampled_from([7, 32, 100]),
+       columns=st.lists(st.sampled_from(["i", "f", "u", "s", "b"]), unique=True, min_size=1),
+       condition=_conditions(), start=st.none() | st.integers(-5, 210),
+       stop=st.none() | st.integers(-5, 210), step=st.none() | st.integers(1, 4))
+def test_indexed_queries_equal_scans(tmp_path_factory: pytest.TempPathFactory,
+                                     force_index: list[int], n: int, seed: int, codec: str,
+                                     chunkrows: int, columns: list[str],
+                                     condition: tuple[str, dict[str, Any]], start: int | None,
+                                     stop: int | None, step: int | None) -> None:
+    text, condvars = condition
+    data = _data(n, seed)
+    path = tmp_path_factory.mktemp("idx") / "t.h5"
+    _make(path, data, FILTERS[codec], chunkrows, columns)
+    window = (start, stop, step)
+    with hyperslab.open_file(path) as f:
+        table = f.root.t
+        nrows = len(data)
+        if start is not None and stop is None and step is None and 0 < nrows <= start:
+            return  # PyTables' rule: start alone past the end is an IndexError (tested below)
+        if start is not None and stop is None and step is None:
+            window = (start, nrows if start == -1 else start + 1, 1)
+        expected = _expected(data, text, condvars, window)
+        used = table.will_query_use_indexing(text, condvars)
+        assert used <= set(columns)
+        before = len(force_index)
+        got = table.get_where_list(text, condvars, start=start, stop=stop, step=step)
+        np.testing.assert_array_equal(got, expected, err_msg=text)
+        values = table.read_where(text, condvars, field="i", start=start, stop=stop,
+                                  step=step)
+        np.testing.assert_array_equal(values, data["i"][expected])
+        rows = [row.nrow for row in table.where(text, condvars, start, stop, step)]
+        assert rows == expected.tolist()
+        # The index answered all three queries whenever it applies to the condition.
+        scanned_any = len(np.arange(nrows)[slice(*window)]) > 0
+        assert len(force_index) - before == (3 if used and scanned_any else 0)
+        if used and scanned_any and os.environ.get("HS_COUNT_INDEXED"):
+            with open(os.environ["HS_COUNT_INDEXED"], "a") as log:
+                log.write("1\n")
+
+
+def test_indexed_path_is_taken(tmp_path: Path, force_index: list[int]) -> None:
+    data = _data(500, 1)
+    _make(tmp_path / "t.h5", data, FILTERS["blosc2"], 64, ["i", "f"])
+    with hyperslab.open_file(tmp_path / "t.h5") as f:
+        table = f.root.t
+        for condition in ["(i > 3) & (i <= 7)", "(f < 0) | (i == 2)", "~(f >= 1.5)",
+                          "(i > 3) & (u < 10)", "i != 4"]:
+            before = len(force_index)
+            got = table.get_where_list(condition)
+            assert len(force_index) == before + 1, condition
+            np.testing.assert_array_equal(got, _expected(data, condition, {}, (None,) * 3))
+        # Not indexable: a non-indexed column alone, arithmetic, an OR with a non-indexed
+        # side: scans.
+        for condition in ["u < 10", "(i + 1) > 3", "(i > 3) | (u < 10)"]:
+            before = len(force_index)
+            np.testing.assert_array_equal(table.get_where_list(condition),
+                                          _expected(data, condition, {}, (None,) * 3))
+            assert len(force_index) == before, condition
+            assert table.will_query_use_indexing(condition) == frozenset()
+        assert table.will_query_use_indexing("(i > 3) & (u < 10)") == frozenset({"i"})
+        assert table.will_query_use_indexing("(i > 3) | (f < 1)") == frozenset({"i", "f"})
+
+
+def test_index_properties_and_errors(tmp_path: Path) -> None:
+    data = _data(300, 2)
+    with hyperslab.open_file(tmp_path / "t.h5", "w") as f:
+        table = f.create_table("/", "t", DTYPE, chunkshape=(50,))
+        table.append(data)
+        assert not table.indexed and table.cols.i.index is None
+        assert table.cols.i.create_index(optlevel=7, kind="light") == 300
+        index = table.cols.i.index
+        assert (index.optlevel, index.kind, index.is_csi, index.nelements, index.dirty) == (
+            7, "light", False, 300, False)
+        assert table.indexed and table.colindexed["i"] and not table.colindexed["f"]
+        assert table.cols.i.is_indexed and table.indexedcolpathnames == ["i"]
+        with pytest.raises(ValueError, match="already exists"):
+            table.cols.i.create_index()
+        with pytest.raises(ValueError, match="'fancy'"):
+            table.cols.f.create_index(kind="fancy")
+        with pytest.raises(ValueError, match="12"):
+            table.cols.f.create_index(optlevel=12)
+        table.cols.u.create_csindex()
+        assert table.cols.u.index.is_csi and table.cols.u.index.kind == "full"
+        table.cols.u.remove_index()
+        assert not table.cols.u.is_indexed and table.cols.u.index is None
+    with hyperslab.open_file(tmp_path / "t.h5") as f:
+        table = f.root.t
+        assert table.colindexed == {"i": True, "f": False, "s": False, "b": False, "u": False}
+        assert table.will_query_use_indexing("i < 3") == frozenset({"i"})
+        with pytest.raises(hyperslab.FileModeError):
+            table.cols.f.create_index()
+
+
+def test_complex_column_cannot_be_indexed(tmp_path: Path) -> None:
+    with hyperslab.open_file(tmp_path / "c.h5", "w") as f:
+        table = f.create_table("/", "t", np.dtype([("c", "c16"), ("m", "f8", (2,)),
+                                                   ("q", "u8")]))
+        table.append(np.zeros(3, table.dtype))
+        with pytest.raises(NotImplementedError, match="'q'"):
+            table.cols.q.create_index()
+        with pytest.raises(TypeError, match="'c'"):
+            table.cols.c.create_index()
+        with pytest.raises(TypeError, match="'m'"):
+            table.cols.m.create_index()
+        assert not table.indexed
+
+
+@pytest.mark.parametrize("codec", list(FILTERS))
+@pytest.mark.parametrize("auto", [True, False])
+def test_indexes_follow_appends(tmp_path: Path, force_index: list[int], codec: str,
+                                auto: bool) -> None:
+    data = _data(400, 3)
+    path = tmp_path / "t.h5"
+    with hyperslab.open_file(path, "w") as f:
+        table = f.create_table("/", "t", DTYPE, filters=FILTERS[codec], chunkshape=(32,))
+        table.append(data[:150])
+        table.cols.i.create_index()
+        table.autoindex = auto
+        table.append(data[150:230])
+        row = table.row
+        for record in data[230:]:
+            for name in DTYPE.names:  # type: ignore[union-attr]
+                row[name] = record[name]
+            row.append()
+        table.flush()
+        assert table.cols.i.index.dirty is not auto
+        expected = _expected(data, "(i >= -3) & (i < 5)", {}, (None,) * 3)
+        np.testing.assert_array_equal(table.get_where_list("(i >= -3) & (i < 5)"), expected)
+        assert table.will_query_use_indexing("i < 5") == (frozenset({"i"}) if auto
+                                                          else frozenset())
+        if not auto:
+            table.reindex_dirty()
+            assert not table.cols.i.index.dirty
+        assert table.cols.i.index.nelements == 400
+    with hyperslab.open_file(path) as f:
+        before = len(force_index)
+        np.testing.assert_array_equal(f.root.t.get_where_list("(i >= -3) & (i < 5)"),
+                                      expected)
+        assert len(force_index) == before + 1
+
+
+@pytest.mark.parametrize("auto", [True, False])
+@pytest.mark.parametrize("change", ["modify_rows", "modify_column", "setitem_coords",
+                                    "row_update", "remove_rows", "truncate", "column_set"])
+def test_indexes_follow_changes(tmp_path: Path, force_index: list[int], auto: bool,
+                                change: str) -> None:
+    data = _data(300, 4)
+    with hyperslab.open_file(tmp_path / "t.h5", "w") as f:
+        table = f.create_table("/", "t", DTYPE, chunkshape=(40,))
+        table.append(data)
+        table.cols.i.create_index()
+        table.autoindex = auto
+        new = data.copy()
+        if change == "modify_rows":
+            table.modify_rows(10, 20, 1, data[200:210])
+            new[10:20] = data[200:210]
+        elif change == "modify_column":
+            table.modify_column(5, 60, 5, np.full(11, 17, "i4"), "i")
+            new["i"][5:60:5] = 17
+        elif change == "setitem_coords":
+            table[[3, 99, 250]] = data[:3]
+            new[[3, 99, 250]] = data[:3]
+        elif change == "row_update":
+            for row in table.where("u < 5"):
+                row["i"] = -19
+                row.update()
+            new["i"][new["u"] < 5] = -19
+        elif change == "remove_rows":
+            table.remove_rows(30, 200, 3)
+            new = np.delete(new, np.arange(30, 200, 3))
+        elif change == "truncate":
+            table.truncate(120)
+            new = new[:120]
+        else:
+            table.cols.i[[0, 7, 8]] = 19
+            new["i"][[0, 7, 8]] = 19
+        table.flush()
+        if not auto:
+            assert table.cols.i.index.dirty
+            assert table.will_query_use_indexing("i > 3") == frozenset()
+        for condition in ["i > 3", "(i == 17) | (i == -19)", "~(i < 19)"]:
+            np.testing.assert_array_equal(table.get_where_list(condition),
+                                          _expected(new, condition, {}, (None,) * 3))
+        table.reindex_dirty()
+        assert not table.cols.i.index.dirty
+        assert table.cols.i.index.nelements == len(new)
+        np.testing.assert_array_equal(table.get_where_list("i > 3"),
+                                      _expected(new, "i > 3", {}, (None,) * 3))
+
+
+@pytest.mark.parametrize("window", [(None, None, None), (5, 50, 3), (None, None, -1),
+                                    (250, 10, -7), (-20, None, None), (3, 4, None)])
+def test_read_sorted_and_itersorted(tmp_path: Path, window: tuple[Any, Any, Any]) -> None:
+    data = _data(257, 5)
+    with hyperslab.open_file(tmp_path / "t.h5", "w") as f:
+        table = f.create_table("/", "t", DTYPE, chunkshape=(16,),
+                               filters=FILTERS["blosc2"])
+        table.append(data)
+        for name in ("i", "f", "s"):
+            table.cols._f_col(name).create_csindex()
+        for name in ("i", "f", "s"):
+            order = np.argsort(data[name], kind="stable")[slice(*window)]
+            _same_records(table.read_sorted(name, checkCSI=True, start=window[0],
+                                            stop=window[1], step=window[2]), data[order])
+            got = [row.nrow for row in table.itersorted(table.cols._f_col(name), False,
+                                                        *window)]
+            assert got == order.tolist()
+        np.testing.assert_array_equal(table.read_sorted("i", field="u"),
+                                      data["u"][np.argsort(data["i"], kind="stable")])
+
+
+def test_sorting_needs_a_full_clean_index(tmp_path: Path) -> None:
+    with hyperslab.open_file(tmp_path / "t.h5", "w") as f:
+        table = f.create_table("/", "t", DTYPE)
+        table.append(_data(20, 6))
+        with pytest.raises(ValueError, match="'full' index"):
+            table.read_sorted("i")
+        table.cols.i.create_index()  # medium
+        with pytest.raises(ValueError, match="'full' index"):
+            table.read_sorted("i")
+        table.cols.u.create_index(kind="full", optlevel=6)
+        table.read_sorted("u")
+        with pytest.raises(ValueError, match="CSI"):
+            table.read_sorted("u", checkCSI=True)
+        with pytest.raises(TypeError, match="sortby"):
+            table.read_sorted(3)
+
+
+@pytest.mark.parametrize("codec", list(FILTERS))
+def test_copy_sortby(tmp_path: Path, codec: str) -> None:
+    data = _data(333, 7)
+    with hyperslab.open_file(tmp_path / "t.h5", "w") as f:
+        table = f.create_table("/", "t", DTYPE, filters=FILTERS[codec], chunkshape=(32,))
+        table.append(data)
+        table.attrs.note = "kept"
+        table.cols.f.create_csindex()
+        table.cols.i.create_index()
+        copy = table.copy("/", "sorted", sortby="f", propindexes=True)
+        order = np.argsort(data["f"], kind="stable")
+        _same_records(copy.read(), data[order])
+        assert copy.colindexed["f"] and copy.colindexed["i"]
+        assert copy.cols.f.index.is_csi and copy.attrs.note == "kept"
+        desc = table.copy("/", "desc", sortby=table.cols.f, step=-2)
+        _same_records(desc.read(), data[order[::-2]])
+        assert not desc.indexed
+        with pytest.raises(ValueError, match="'full' index"):
+            table.copy("/", "bad", sortby="u")
+        assert "bad" not in f.root
+    with hyperslab.open_file(tmp_path / "t.h5") as f:
+        np.testing.assert_array_equal(
+            f.root.sorted.get_where_list("(f > 0) & (f < 3)"),
+            np.flatnonzero((data["f"][order] > 0) & (data["f"][order] < 3)))
+
+
+def test_index_nodes_follow_the_table(tmp_path: Path) -> None:
+    data = _data(100, 8)
+    path = tmp_path / "t.h5"
+    with hyperslab.open_file(path, "w") as f:
+        table = f.create_table("/", "t", DTYPE)
+        table.append(data)
+        table.cols.i.create_index()
+        f.create_group("/", "g")
+        visible = sorted(n._v_pathname for n in f.walk_nodes("/"))
+        assert visible == ["/", "/g", "/t"]
+        table.rename("t2")
+        assert f.root.t2.cols.i.is_indexed
+        f.move_node("/t2", "/g", "t3")
+        moved = f.root.g.t3
+        assert moved.cols.i.is_indexed
+        np.testing.assert_array_equal(moved.get_where_list("i < 0"), np.flatnonzero(
+            data["i"] < 0))
+        f.create_table("/", "t2", DTYPE)  # same name as before: no index of its own
+        assert not f.root.t2.indexed
+    with h5py.File(path, "r") as h:
+        assert sorted(h) == ["g", "t2"]
+        assert sorted(h["g"]) == ["_p_hsindex_t3", "t3"]
+    with hyperslab.open_file(path, "a") as f:
+        f.remove_node("/g/t3")
+        assert f.root.g._v_nchildren == 0
+    with h5py.File(path, "r") as h:
+        assert list(h["g"]) == []
+
+
+def test_pytables_reads_files_with_our_indexes(tmp_path: Path) -> None:
+    data = _data(120, 9)
+    path = tmp_path / "t.h5"
+    _make(path, data, FILTERS["blosc2"], 32, ["i", "s"])
+    with tables.open_file(str(path)) as f:
+        assert [n._v_pathname for n in f.walk_nodes("/")] == ["/", "/t"]
+        table = f.root.t
+        assert not table.indexed  # PyTables does not see (or misread) our index
+        _same_records(table.read_where("i > 3"), data[data["i"] > 3])
