@@ -17,10 +17,9 @@ import h5py
 import numexpr as ne
 import numpy as np
 import pytest
+import tables
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-
-import tables
 
 import hyperslab
 from hyperslab.compute import indexed

@@ -27,7 +27,7 @@ from hypothesis import strategies as st
 
 import hyperslab
 from hyperslab.chunked.engine import ChunkEngine
-from hyperslab.codecs.cframe_region import decode_region
+from hyperslab.codecs.cframe_region import decode_items, decode_region
 from hyperslab.errors import HDF5ExtError
 
 DTYPES = ["<i8", ">i4", "<f4", ">f8", "u1", "<c16", "S3"]
@@ -305,6 +305,66 @@ def test_decode_region_of_plain_one_dimensional_frames(dtype: str) -> None:
         assert part is not None
         np.testing.assert_array_equal(part, chunk[lo:hi])
     assert decode_region(frame, (slice(0, 50_000),), dtype) is None  # all blocks: not worth it
+
+
+@settings(max_examples=100, deadline=None)
+@given(data=st.data())
+def test_decode_items_of_one_dimensional_frames(data: st.DataObject) -> None:
+    """Items at sorted positions of a 1-D chunk (b2nd or plain frame): only the blocks
+    holding them are decoded; None (decode it all) when they lie in too many blocks."""
+    dtype = data.draw(st.sampled_from(["<i8", ">f4", "u1", "V24"]))
+    size = data.draw(st.integers(1, 3000))
+    items = np.frombuffer(np.random.default_rng(size).integers(
+        0, 5, size * np.dtype(dtype).itemsize, dtype=np.uint8).tobytes(), dtype=dtype)
+    per_block = data.draw(st.integers(1, size))
+    if data.draw(st.booleans()):
+        frame = _chunk_frame(items, (0,), (size,), (per_block,), "lz4")
+    else:
+        itemsize = items.dtype.itemsize
+        frame = bytes(blosc2.SChunk(chunksize=items.nbytes, data=items, cparams={
+            "typesize": min(itemsize, 255), "blocksize": per_block * itemsize,
+            "codec": blosc2.Codec.LZ4}).to_cframe())
+    positions = np.unique(data.draw(st.lists(st.integers(0, size - 1), min_size=1,
+                                             max_size=20))).astype(np.int64)
+    got = decode_items(frame, positions, dtype, max_share=1.0)
+    if got is not None:  # None: the frame's layout does not allow it (then never wrong)
+        assert got.tobytes() == items[positions].tobytes() and got.dtype == items.dtype
+    blocks = len(np.unique(positions // per_block))
+    if blocks > 0.5 * -(-size // per_block):
+        assert decode_items(frame, positions, dtype) is None
+
+
+def test_table_rows_by_coordinates_decode_only_their_blocks(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A few rows of a Blosc2 table with big chunks cost one block each, not a chunk."""
+    from hyperslab.codecs import cframe, cframe_region
+
+    dtype = np.dtype([("a", "<i8"), ("b", "<f8"), ("c", "S8")])
+    rows = np.zeros(40_000, dtype)
+    rows["a"] = np.arange(40_000)
+    rows["b"] = rows["a"] / 3
+    rows["c"] = [b"x%d" % i for i in range(40_000)]
+    with hyperslab.open_file(tmp_path / "t.h5", "w") as f:
+        f.create_table("/", "t", rows, filters=hyperslab.Filters(5, "blosc2:lz4"),
+                       chunkshape=(20_000,))
+    calls = {"blocks": 0, "whole": 0}
+    real_decompress, real_decode_into = cframe_region._decompress, cframe.decode_into
+
+    def count_blocks(src: Any, dst: Any, nthreads: int) -> None:
+        calls["blocks"] += 1
+        real_decompress(src, dst, nthreads)
+
+    def count_whole(*args: Any, **kwargs: Any) -> None:
+        calls["whole"] += 1
+        real_decode_into(*args, **kwargs)
+
+    monkeypatch.setattr(cframe_region, "_decompress", count_blocks)
+    monkeypatch.setattr(cframe, "decode_into", count_whole)
+    coords = [39_999, 3, 20_000, 4, 17_000, 3]  # any order, repeats
+    with hyperslab.open_file(tmp_path / "t.h5") as f:
+        got = f.root.t.read_coordinates(coords)
+    assert got.tobytes() == rows[coords].tobytes()
+    assert calls["whole"] == 0 and 0 < calls["blocks"] <= 5  # 3 and 4 share a block
 
 
 def test_an_ellipsis_gives_a_zero_dimensional_array_as_numpy(tmp_path: Path) -> None:
