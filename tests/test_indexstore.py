@@ -298,6 +298,26 @@ def test_string_positions_match_numpy_comparisons(indexed: tuple[Any, np.ndarray
     _check_positions(indexes, indexed[1], "s", lo, lo_inc, hi, hi_inc)
 
 
+@settings(max_examples=150, deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(colpath=st.sampled_from(INDEXABLE), picks=st.tuples(st.integers(0, ROWS - 1),
+                                                          st.integers(0, ROWS - 1)),
+       lo_none=st.booleans(), hi_none=st.booleans(), lo_inc=st.booleans(),
+       hi_inc=st.booleans())
+def test_positions_of_bounds_of_the_column_dtype(indexed: tuple[Any, np.ndarray],
+                                                 indexes: dict[str, ColumnIndex], colpath: str,
+                                                 picks: tuple[int, int], lo_none: bool,
+                                                 hi_none: bool, lo_inc: bool,
+                                                 hi_inc: bool) -> None:
+    """Bounds of the column's own dtype (what the planner gives) take the binary-search
+    path: the same rows as NumPy comparisons."""
+    column = _field(indexed[1], colpath)
+    lo = None if lo_none else column[picks[0]]
+    hi = None if hi_none else column[picks[1]]
+    assert lo is None or lo.dtype == column.dtype or column.dtype.kind == "S"
+    _check_positions(indexes, indexed[1], colpath, lo, lo_inc, hi, hi_inc)
+
+
 def test_positions_read_one_chunk_per_bound(indexed: tuple[Any, np.ndarray]) -> None:
     table, records = indexed
     index = ColumnIndex.open(table, "i4")

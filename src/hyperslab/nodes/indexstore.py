@@ -30,7 +30,7 @@ import threading
 import time
 import warnings
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 
@@ -74,7 +74,7 @@ _CHUNK_BYTES = 256 * 1024  # target bytes of one chunk of 'sorted'
 _MIN_CHUNK_ROWS = 4096
 _MAX_CHUNK_ROWS = 131072
 _BUILDING = ".~building"  # suffix of a column group while it is built
-_CACHED_CHUNKS = 4
+_CACHED_CHUNKS = 8
 _now = time.monotonic  # the progress report's clock
 
 
@@ -285,7 +285,7 @@ class ColumnIndex:
         chunkshape = sorted_node.chunkshape
         self._chunkrows = int(chunkshape[0]) if chunkshape else _MAX_CHUNK_ROWS
         self._firsts_: AnyArray | None = None
-        self._chunks: dict[int, AnyArray] = {}
+        self._chunks: dict[tuple[int, bool], AnyArray] = {}
         self._chunks_lock = threading.Lock()  # queries may run in several threads
 
     # ------------------------------------------------------------------ building
@@ -475,18 +475,37 @@ class ColumnIndex:
             self._firsts_ = np.asarray(firsts[:])
         return self._firsts_
 
-    def _chunk(self, number: int) -> AnyArray:
-        """Chunk ``number`` of the sorted values (a few recent ones are cached)."""
-        chunk = self._chunks.get(number)
+    def _chunk(self, number: int, of_rows: bool = False) -> AnyArray:
+        """Chunk ``number`` of the sorted values (or of the row numbers); a few recent
+        ones are cached."""
+        key = (number, of_rows)
+        chunk = self._chunks.get(key)
         if chunk is None:
             start = number * self._chunkrows
-            chunk = np.asarray(self._sorted[start:min(start + self._chunkrows,
-                                                       self._nelements)])
+            source = self._rows if of_rows else self._sorted
+            chunk = np.asarray(source[start:min(start + self._chunkrows, self._nelements)])
             with self._chunks_lock:
                 while len(self._chunks) >= _CACHED_CHUNKS:
                     del self._chunks[next(iter(self._chunks))]
-                self._chunks[number] = chunk
+                self._chunks[key] = chunk
         return chunk
+
+    def _search(self, bound: Any, side: Literal["left", "right"]) -> int | None:
+        """``searchsorted`` of a bound of the column's own dtype over the non-NaN values
+        (the same answer as counting NumPy comparisons, in microseconds); None for other
+        bounds."""
+        if not isinstance(bound, np.generic) or bound.dtype != self.dtype or (
+                bound.dtype.kind == "f" and np.isnan(bound)):
+            return None
+        end = self._nan_start
+        chunkrows = self._chunkrows
+        firsts = self._firsts[:-(-end // chunkrows)]
+        number = int(np.searchsorted(firsts, bound, side=side))
+        if number == 0:
+            return 0
+        start = (number - 1) * chunkrows
+        chunk = self._chunk(number - 1)[:end - start]
+        return start + int(np.searchsorted(chunk, bound, side=side))
 
     def _test(self, values: AnyArray, test: Callable[[Any, Any], Any], bound: Any) -> AnyArray:
         try:
@@ -537,10 +556,14 @@ class ColumnIndex:
         """
         p0 = 0
         if lo is not None:
-            p0 = self._count(_fails_lower_inclusive if lo_inclusive else _fails_lower, lo)
+            found = self._search(lo, "left" if lo_inclusive else "right")
+            p0 = found if found is not None else self._count(
+                _fails_lower_inclusive if lo_inclusive else _fails_lower, lo)
         p1 = self._nan_start
         if hi is not None:
-            p1 = self._count(np.less_equal if hi_inclusive else np.less, hi)
+            found = self._search(hi, "right" if hi_inclusive else "left")
+            p1 = found if found is not None else self._count(
+                np.less_equal if hi_inclusive else np.less, hi)
         return p0, max(p0, p1)
 
     def _check_span(self, p0: int, p1: int) -> tuple[int, int]:
@@ -555,6 +578,10 @@ class ColumnIndex:
         p0, p1 = self._check_span(p0, p1)
         if p0 == p1:
             return np.empty(0, dtype=np.int64)
+        number = p0 // self._chunkrows
+        if (p1 - 1) // self._chunkrows == number:  # within one chunk: cached
+            first = number * self._chunkrows
+            return self._chunk(number, of_rows=True)[p0 - first : p1 - first].astype(np.int64)
         return np.asarray(self._rows[p0:p1]).astype(np.int64, copy=False)
 
     def values(self, p0: int, p1: int) -> AnyArray:
