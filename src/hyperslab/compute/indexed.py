@@ -9,13 +9,20 @@ superset of the matching ones in row order.  The query then reads only those row
 evaluates the whole condition on them, so the rows an index gives never need to be exact
 and results are those of a scan, in the same order.
 
-Where the candidates would be a large share of the rows, reading them one by one costs more
-than scanning every row in parallel: the query scans instead (the planner counts the
-candidates from the index positions before reading any row number).
+Where the candidates are a large share of the rows (:data:`SCAN_SHARE`, counted from the
+index positions before any row number is read) and spread over most of the chunks
+(:data:`SCAN_CHUNK_SHARE`), reading them costs more than scanning every row in parallel: the
+query scans instead.  Candidates clustered in a few chunks (a table sorted by the column)
+are read however many they are.
+
+Plans are cached (:data:`PLAN_CACHE_SLOTS`) by condition, operand types and values and the
+set of indexed columns, so a repeated query plans once.
 """
 
 from __future__ import annotations
 
+import threading
+from collections import OrderedDict
 from collections.abc import Iterator, Mapping
 from typing import Any
 
@@ -24,10 +31,23 @@ import numpy as np
 from hyperslab.compute.conditions import BoundCondition
 from hyperslab.compute.indexplan import And, IndexPlan, Or, PlanNode, ValueSet, plan_condition
 
-__all__ = ["SCAN_SHARE", "candidate_batches", "candidate_rows", "used_columns"]
+__all__ = ["PLAN_CACHE_SLOTS", "SCAN_CHUNK_SHARE", "SCAN_SHARE", "candidate_batches",
+           "candidate_rows", "used_columns"]
 
-SCAN_SHARE = 0.1
-"""Above this share of the rows examined, a query scans instead of reading candidates."""
+SCAN_SHARE = 0.02
+"""Up to this share of the rows examined, candidates are always read through the index
+(measured on 10M-row tables: 1% of the rows read through the index beat the parallel scan
+by 1.4-2x, 10% spread over every chunk lost by 1.5-3x)."""
+
+SCAN_CHUNK_SHARE = 0.25
+"""Above :data:`SCAN_SHARE`, candidates are read only if they lie in at most this share of
+the chunks examined; else the query scans."""
+
+PLAN_CACHE_SLOTS = 256
+"""Plans kept by :func:`_plan`."""
+
+_plans: OrderedDict[Any, IndexPlan | None] = OrderedDict()
+_plans_lock = threading.Lock()
 
 _BATCH_ROWS = 1 << 16
 """Candidate rows read and evaluated at a time."""
@@ -35,11 +55,31 @@ _BATCH_ROWS = 1 << 16
 Runs = list[tuple[int, int]]
 
 
+def _operand_key(value: Any) -> tuple[Any, ...]:
+    if hasattr(value, "pathname"):
+        return ("column", value.pathname, value.dtype.str)
+    array = np.asarray(value)
+    return ("value", array.dtype.str, array.shape, array.tobytes())
+
+
 def _plan(table: Any, bound: BoundCondition) -> tuple[IndexPlan, Mapping[str, Any]] | None:
     indexes = table._usable_indexes()
     if not indexes:
         return None
-    plan = plan_condition(bound.compiled.condition, bound.operands, indexes.__contains__)
+    condition, operands = bound.compiled.condition, bound.operands
+    key = (condition, frozenset(indexes), tuple(
+        (name, _operand_key(value)) for name, value in sorted(operands.items())))
+    with _plans_lock:
+        known = key in _plans
+        plan = _plans[key] if known else None
+        if known:
+            _plans.move_to_end(key)
+    if not known:
+        plan = plan_condition(condition, operands, indexes.__contains__)
+        with _plans_lock:
+            _plans[key] = plan
+            while len(_plans) > PLAN_CACHE_SLOTS:
+                _plans.popitem(last=False)
     return None if plan is None else (plan, indexes)
 
 
@@ -112,10 +152,14 @@ def candidate_batches(
         return None
     plan, indexes = planned
     examined = len(range(start, stop, step))
-    if _count(plan.node, indexes) > SCAN_SHARE * examined * step:
-        return None
-    rows = _in_window(candidate_rows(plan.node, indexes), start, stop, step)
     io = table._ready()
+    many = _count(plan.node, indexes) > SCAN_SHARE * examined * step
+    rows = _in_window(candidate_rows(plan.node, indexes), start, stop, step)
+    if many and len(rows) > SCAN_SHARE * examined:
+        chunkrows = io.chunkrows
+        touched = len(np.unique(rows // chunkrows))
+        if touched > SCAN_CHUNK_SHARE * ((stop - 1) // chunkrows - start // chunkrows + 1):
+            return None
 
     def batches() -> Iterator[tuple[np.ndarray, np.ndarray]]:
         for begin in range(0, len(rows), _BATCH_ROWS):
