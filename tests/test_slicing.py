@@ -367,6 +367,36 @@ def test_table_rows_by_coordinates_decode_only_their_blocks(
     assert calls["whole"] == 0 and 0 < calls["blocks"] <= 5  # 3 and 4 share a block
 
 
+def test_point_reads_keep_parsed_chunks_of_read_only_files_only(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Repeated row fetches (indexed queries) of a read-only file read and parse each
+    chunk once; on a writable file every fetch sees the rows as they are now."""
+    from hyperslab.storage.datasets import Dataset
+
+    rows = np.zeros(30_000, [("a", "<i8"), ("b", "<f4")])
+    rows["a"] = np.arange(30_000)
+    path = tmp_path / "t.h5"
+    with hyperslab.open_file(path, "w") as f:
+        table = f.create_table("/", "t", rows, filters=hyperslab.Filters(5, "blosc2:lz4"),
+                               chunkshape=(10_000,))
+        assert table.read_coordinates([5, 25_000])["a"].tolist() == [5, 25_000]
+        table.modify_column(5, 6, 1, np.array([-5]), "a")
+        assert table.read_coordinates([5, 25_000])["a"].tolist() == [-5, 25_000]
+    reads: list[Any] = []
+    real = Dataset.read_raw_chunk
+
+    def counted(self: Dataset, grid: Any) -> Any:
+        reads.append(tuple(grid))
+        return real(self, grid)
+
+    monkeypatch.setattr(Dataset, "read_raw_chunk", counted)
+    with hyperslab.open_file(path) as f:
+        for _ in range(3):
+            got = f.root.t.read_coordinates([5, 6, 25_000, 12_000])
+            assert got["a"].tolist() == [-5, 6, 25_000, 12_000]
+    assert sorted(reads) == [(0,), (1,), (2,)]
+
+
 def test_an_ellipsis_gives_a_zero_dimensional_array_as_numpy(tmp_path: Path) -> None:
     data = np.array([b"ab", b"cde", b"f"], dtype="S3")
     with hyperslab.open_file(tmp_path / "s.h5", "w") as f:

@@ -14,9 +14,11 @@ from __future__ import annotations
 import enum
 import math
 import os
+import threading
+from collections import OrderedDict
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import Executor, Future
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -26,7 +28,7 @@ from hyperslab.chunked.regions import Box, ChunkPiece, chunk_pieces
 from hyperslab.codecs import cframe
 from hyperslab.codecs.blockshape import choose_blockshape
 from hyperslab.codecs.blosc2_filter import Blosc2Params, decode_chunk
-from hyperslab.codecs.cframe_region import decode_items, decode_region
+from hyperslab.codecs.cframe_region import FrameBlocks, decode_items, decode_region, frame_blocks
 from hyperslab.codecs.ids import BLOSC2 as BLOSC2_ID
 from hyperslab.errors import HDF5ExtError, NoSuchChunkError
 from hyperslab.storage.datasets import Dataset
@@ -50,10 +52,23 @@ _IN_FLIGHT_PER_WORKER = 2
 """Chunks compressed ahead of the writer, per worker thread (bounds the memory in use)."""
 
 _SKIP_FIRST_FILTER = 1
+"""A chunk's filter mask bit saying the first (here: the only) filter was not applied."""
 
 _B2ND_MAX_TYPESIZE = 255
 """Larger items get plain frames: the filter cannot read b2nd frames of them (see cframe)."""
-"""A chunk's filter mask bit saying the first (here: the only) filter was not applied."""
+
+_POINT_CACHE_BYTES = 64 << 20
+"""Stored bytes of the chunks :meth:`ChunkEngine.read_points` keeps parsed (read-only
+files)."""
+
+
+class _PointChunk(NamedTuple):
+    """A stored chunk as point reads use it: its bytes, filter mask and, where its blocks
+    can be decoded alone, the parsed frame."""
+
+    raw: bytes
+    mask: int
+    blocks: FrameBlocks | None
 
 
 class RawKind(enum.Enum):
@@ -126,6 +141,11 @@ class ChunkEngine:
             self._params = Blosc2Params.from_cd_values(dataset.pipeline()[0].cd_values)
         # b2nd frames of scalar items can be decoded in part (block by block).
         self._partial_decoding = self.kind is RawKind.BLOSC2 and self._dtype.subdtype is None
+        # Parsed frames of chunks read by read_points on read-only files (nothing can change
+        # them): repeated point reads (indexed queries) skip the read and the parsing.
+        self._frames: OrderedDict[tuple[int, ...], _PointChunk] = OrderedDict()
+        self._frames_bytes = 0
+        self._frames_lock = threading.Lock()
 
     # ------------------------------------------------------------------ helpers
     @property
@@ -366,16 +386,41 @@ class ChunkEngine:
         dataset = self._dataset
         if not dataset.chunk_is_written(grid):
             return np.full(len(positions), self._fill_value(), dtype=self._dtype)
-        raw, mask = dataset.read_raw_chunk(grid)
-        if self._partial_decoding and not mask & _SKIP_FIRST_FILTER:
+        point = self._point_chunk(grid)
+        if point.blocks is not None:
             try:
-                items = decode_items(raw, positions, self._dtype)
+                items = decode_items(point.blocks, positions, self._dtype)
             except cframe.FrameError as exc:
                 raise self._corrupt(grid, exc) from exc
             if items is not None:
                 return items
-        chunk: AnyArray = self._decoded(raw, mask, grid, nthreads)
+        chunk: AnyArray = self._decoded(point.raw, point.mask, grid, nthreads)
         return chunk[positions]
+
+    def _point_chunk(self, grid: tuple[int, ...]) -> _PointChunk:
+        """A stored chunk and its parsed blocks (cached on read-only files)."""
+        with self._frames_lock:
+            cached = self._frames.get(grid)
+            if cached is not None:
+                self._frames.move_to_end(grid)
+                return cached
+        dataset = self._dataset
+        raw, mask = dataset.read_raw_chunk(grid)
+        blocks = None
+        if self._partial_decoding and not mask & _SKIP_FIRST_FILTER:
+            try:
+                blocks = frame_blocks(raw, self._dtype)
+            except cframe.FrameError as exc:
+                raise self._corrupt(grid, exc) from exc
+        point = _PointChunk(raw, mask, blocks)
+        if dataset.raw_chunks().uses_pread:  # read-only: the chunk cannot change
+            with self._frames_lock:
+                self._frames[grid] = point
+                self._frames_bytes += len(raw)
+                while self._frames_bytes > _POINT_CACHE_BYTES and len(self._frames) > 1:
+                    _, gone = self._frames.popitem(last=False)
+                    self._frames_bytes -= len(gone.raw)
+        return point
 
     def _read_piece(self, piece: GatherPiece, out: AnyArray, nthreads: int) -> None:
         dataset = self._dataset

@@ -49,8 +49,9 @@ def _axis_blocks(bound: slice, block: int, stride: int) -> list[tuple[int, slice
 
 
 @dataclass(frozen=True, slots=True)
-class _Blocks:
-    """A chunk frame's blocks, ready to be decoded one by one."""
+class FrameBlocks:
+    """A chunk frame's blocks, ready to be decoded one by one (see :func:`frame_blocks`;
+    it keeps the frame's bytes)."""
 
     chunk: Any  # the chunk's bytes (a view of the frame)
     blockshape: tuple[int, ...]
@@ -70,9 +71,16 @@ class _Blocks:
         return True
 
 
-def _blocks(buf: Any, dt: np.dtype[Any]) -> _Blocks | None:
+def frame_blocks(buf: Any, dtype: DTypeLike) -> FrameBlocks | None:
     """The blocks of a frame whose blocks can be decoded alone (see the module
-    docstring), or None."""
+    docstring), or None.
+
+    Raises
+    ------
+    FrameError
+        If the frame is malformed.
+    """
+    dt = np.dtype(dtype)
     view = _byte_view(buf)
     layout = parse_frame(view)
     blockshape = layout.blockshape
@@ -102,7 +110,7 @@ def _blocks(buf: Any, dt: np.dtype[Any]) -> _Blocks | None:
     streams = block_ends(chunk, -(-nbytes // blocksize))
     if streams is None:
         return None
-    return _Blocks(chunk, tuple(blockshape), tuple(chunkshape), blocksize, nbytes, *streams)
+    return FrameBlocks(chunk, tuple(blockshape), tuple(chunkshape), blocksize, nbytes, *streams)
 
 
 def decode_region(
@@ -134,7 +142,7 @@ def decode_region(
         If the frame is malformed or a block does not decompress.
     """
     dt = np.dtype(dtype)
-    blocks = _blocks(buf, dt)
+    blocks = frame_blocks(buf, dt)
     if blocks is None or len(bounds) != len(blocks.chunkshape) or any(
             b.stop > c for b, c in zip(bounds, blocks.chunkshape, strict=True)):
         return None
@@ -164,8 +172,9 @@ def decode_items(
 
     Parameters
     ----------
-    buf : bytes-like
-        A whole one-chunk frame (b2nd or plain) of a 1-D chunk.
+    buf : bytes-like or FrameBlocks
+        A whole one-chunk frame (b2nd or plain) of a 1-D chunk, or its
+        :func:`frame_blocks` (parsed once for several reads).
     positions : numpy.ndarray
         Sorted item numbers within the chunk (int64, non-empty).
     dtype : dtype-like
@@ -184,7 +193,7 @@ def decode_items(
         If the frame is malformed or a block does not decompress.
     """
     dt = np.dtype(dtype)
-    blocks = _blocks(buf, dt)
+    blocks = buf if isinstance(buf, FrameBlocks) else frame_blocks(buf, dt)
     if blocks is None or len(blocks.chunkshape) != 1 or int(positions[-1]) >= \
             blocks.chunkshape[0] or int(positions[0]) < 0:
         return None
@@ -205,4 +214,5 @@ def decode_items(
     return out
 
 
-__all__ = ["DEFAULT_MAX_SHARE", "decode_items", "decode_region"]
+__all__ = ["DEFAULT_MAX_SHARE", "FrameBlocks", "decode_items", "decode_region",
+           "frame_blocks"]
