@@ -417,3 +417,32 @@ def test_pytables_reads_files_with_our_indexes(tmp_path: Path) -> None:
         table = f.root.t
         assert not table.indexed  # PyTables does not see (or misread) our index
         _same_records(table.read_where("i > 3"), data[data["i"] > 3])
+
+
+def test_many_candidates_scan_unless_clustered(tmp_path: Path,
+                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    """Beyond SCAN_SHARE of the rows, spread candidates are scanned, clustered ones (a
+    table sorted by the column) still read through the index; both give the scan's rows."""
+    taken: list[int] = []
+    real = indexed.candidate_batches
+
+    def spy(*args: Any, **kwargs: Any) -> Any:
+        result = real(*args, **kwargs)
+        taken.append(result is not None)
+        return result
+
+    monkeypatch.setattr(indexed, "candidate_batches", spy)
+    data = _data(20_000, 10)
+    with hyperslab.open_file(tmp_path / "t.h5", "w") as f:
+        table = f.create_table("/", "t", DTYPE, chunkshape=(500,))
+        table.append(data)
+        table.cols.i.create_csindex()
+        ordered = table.copy("/", "sorted", sortby="i", propindexes=True,
+                             chunkshape=(500,))
+        condition = "(i >= 0) & (i < 5)"  # about 12% of the rows, 40 chunks
+        np.testing.assert_array_equal(table.get_where_list(condition),
+                                      _expected(data, condition, {}, (None,) * 3))
+        by_i = data[np.argsort(data["i"], kind="stable")]
+        np.testing.assert_array_equal(ordered.get_where_list(condition),
+                                      _expected(by_i, condition, {}, (None,) * 3))
+        assert taken == [False, True]
