@@ -446,3 +446,19 @@ def test_many_candidates_scan_unless_clustered(tmp_path: Path,
         np.testing.assert_array_equal(ordered.get_where_list(condition),
                                       _expected(by_i, condition, {}, (None,) * 3))
         assert taken == [False, True]
+
+
+def test_an_index_never_serves_another_table(tmp_path: Path) -> None:
+    """PyTables renames a table (our index group stays behind) and a new table takes the
+    old name: the index left there was built for another table and is ignored."""
+    path = tmp_path / "t.h5"
+    data = _data(200, 11)
+    _make(path, data, None, 32, ["i"])
+    with tables.open_file(str(path), "a") as f:
+        f.rename_node("/t", "renamed")
+        other = f.create_table("/", "t", DTYPE)
+        other.append(np.ascontiguousarray(data[::-1]))
+    with hyperslab.open_file(path) as f:
+        assert not f.root.t.indexed and not f.root.renamed.indexed
+        np.testing.assert_array_equal(f.root.t.get_where_list("i > 3"),
+                                      np.flatnonzero(data["i"][::-1] > 3))

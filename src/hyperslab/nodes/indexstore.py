@@ -14,8 +14,10 @@ The column key is the column's path with ``/`` replaced by ``.`` (``'info.x'``).
 EArrays share one chunk shape, so ``firsts`` (small, read once) finds the one chunk of
 ``sorted`` that holds a boundary: a lookup reads one chunk per bound.  The column group's
 attributes are ``HS_INDEX_VERSION`` (1), ``COLPATH``, ``KIND``, ``OPTLEVEL``, ``DIRTY``,
-``NELEMENTS`` (rows indexed) and ``NAN_START`` (the position of the first NaN: the count of
-non-NaN values).
+``NELEMENTS`` (rows indexed), ``NAN_START`` (the position of the first NaN: the count of
+non-NaN values) and ``TABLE_ADDRESS`` (the file address of the table's object header: an
+index found beside a table that is not the one it was built for, e.g. a new table given the
+name of one another program renamed, is ignored).
 
 Every kind and optlevel builds the same complete sort; both are recorded as metadata, and
 ``kind='full'`` with ``optlevel=9`` is a CSI (completely sorted index) as in PyTables.
@@ -49,6 +51,7 @@ from hyperslab.nodes.indexsort import (
     stable_argsort,
 )
 from hyperslab.nodes.naming import join_path
+from hyperslab.storage import tree
 
 if TYPE_CHECKING:
     from hyperslab.nodes.table import Table
@@ -373,6 +376,7 @@ class ColumnIndex:
                   dict(run_rows=run_rows, tmp_dir=tmp_dir, progress=report))
             attrs = group.attrs
             attrs["COLPATH"] = colpath
+            attrs["TABLE_ADDRESS"] = tree.object_address(table._h5id)
             attrs["KIND"] = kind
             attrs["OPTLEVEL"] = optlevel
         except BaseException:
@@ -759,6 +763,9 @@ def _open_child(table: Table, parent: Group, name: str, colpath: str | None
     stored = str(attrs["COLPATH"])
     if column_key(stored) != name or (colpath is not None and stored != colpath):
         return None
+    built_for = int(attrs["TABLE_ADDRESS"]) if "TABLE_ADDRESS" in attrs else -1
+    if built_for != tree.object_address(table._h5id):
+        return None  # built for another table (not moved by hyperslab, or copied)
     return ColumnIndex(table, group)
 
 

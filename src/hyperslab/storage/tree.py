@@ -172,6 +172,12 @@ def copy_object(
 
 
 
+def object_address(oid: h5o.ObjectID) -> int:
+    """The file address of an object's header: it identifies the object in its file (a
+    new object at the same path has another one; a moved or renamed one keeps it)."""
+    return int(h5o.get_info(oid).addr)
+
+
 def external_link_target(gid: h5g.GroupID, name: str) -> tuple[str, str]:
     """Return ``(filename, path)`` of the external link ``name``."""
     filename, path = gid.links.get_val(name.encode("utf-8", "surrogateescape"))
