@@ -49,8 +49,12 @@ PLAN_CACHE_SLOTS = 256
 _plans: OrderedDict[Any, IndexPlan | None] = OrderedDict()
 _plans_lock = threading.Lock()
 
-_BATCH_ROWS = 1 << 16
-"""Candidate rows read and evaluated at a time."""
+_BATCH_BYTES = 8 << 20
+"""Bytes of candidate records read and evaluated at a time."""
+
+_SAMPLE_ROWS = 8192
+"""Candidates (the first of the largest run, in value order) whose chunks tell whether the
+candidates are spread over the table before all of them are read."""
 
 Runs = list[tuple[int, int]]
 
@@ -134,6 +138,34 @@ def candidate_rows(node: PlanNode, indexes: Mapping[str, Any]) -> np.ndarray:
     return np.unique(np.concatenate(parts)) if parts else np.empty(0, dtype=np.int64)
 
 
+def _largest_run(node: PlanNode, indexes: Mapping[str, Any]) -> tuple[Any, int, int] | None:
+    """The largest position run (index, p0, p1) of the value sets of ``node``."""
+    best: tuple[Any, int, int] | None = None
+    if isinstance(node, ValueSet):
+        index = indexes[node.column]
+        for p0, p1 in _runs(node, index):
+            if best is None or p1 - p0 > best[2] - best[1]:
+                best = (index, p0, p1)
+        return best
+    for part in node.parts:
+        found = _largest_run(part, indexes)
+        if found is not None and (best is None or found[2] - found[1] > best[2] - best[1]):
+            best = found
+    return best
+
+
+def _spread(node: PlanNode, indexes: Mapping[str, Any], chunkrows: int,
+            chunks: int) -> bool:
+    """Whether a sample of the candidates already lies in more than
+    :data:`SCAN_CHUNK_SHARE` of the ``chunks`` examined (read one chunk of row numbers)."""
+    run = _largest_run(node, indexes)
+    if run is None:
+        return False
+    index, p0, p1 = run
+    sample = index.rows(p0, min(p1, p0 + _SAMPLE_ROWS))
+    return len(np.unique(sample // chunkrows)) > SCAN_CHUNK_SHARE * chunks
+
+
 def _in_window(rows: np.ndarray, start: int, stop: int, step: int) -> np.ndarray:
     keep = (rows >= start) & (rows < stop)
     if step != 1:
@@ -153,17 +185,24 @@ def candidate_batches(
     plan, indexes = planned
     examined = len(range(start, stop, step))
     io = table._ready()
+    chunkrows = io.chunkrows
+    chunks = (stop - 1) // chunkrows - start // chunkrows + 1
     many = _count(plan.node, indexes) > SCAN_SHARE * examined * step
+    if many and _spread(plan.node, indexes, chunkrows, chunks):
+        return None
     rows = _in_window(candidate_rows(plan.node, indexes), start, stop, step)
-    if many and len(rows) > SCAN_SHARE * examined:
-        chunkrows = io.chunkrows
-        touched = len(np.unique(rows // chunkrows))
-        if touched > SCAN_CHUNK_SHARE * ((stop - 1) // chunkrows - start // chunkrows + 1):
-            return None
+    if many and len(rows) > SCAN_SHARE * examined and (
+            len(np.unique(rows // chunkrows)) > SCAN_CHUNK_SHARE * chunks):
+        return None
+    batch = max(1, _BATCH_BYTES // max(1, io.dtype.itemsize))
 
     def batches() -> Iterator[tuple[np.ndarray, np.ndarray]]:
-        for begin in range(0, len(rows), _BATCH_ROWS):
-            part = rows[begin : begin + _BATCH_ROWS]
-            yield part, io.read_points(part)
+        for begin in range(0, len(rows), batch):
+            part = rows[begin : begin + batch]
+            lo, hi = int(part[0]), int(part[-1]) + 1
+            if hi - lo == len(part):  # a run of rows (a sorted table): read the span
+                yield part, io.read_span(lo, hi)
+            else:
+                yield part, io.read_points(part)
 
     return batches(), len(rows)

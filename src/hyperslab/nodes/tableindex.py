@@ -35,7 +35,12 @@ if TYPE_CHECKING:
     from hyperslab.nodes.tablerow import Row
 
 _SORTED_BATCH_ROWS = 1 << 16
-"""Rows read at a time by sorted iteration and ``copy(sortby=...)``."""
+"""Rows read at a time by sorted reads and iteration."""
+
+_COPY_BATCH_BYTES = 64 << 20
+"""Bytes of records read at a time by ``copy(sortby=...)``: rows in sorted order are spread
+over the whole table, so each batch decodes most chunks once; big batches decode them few
+times."""
 
 
 class TableIndexes:
@@ -165,12 +170,13 @@ class TableIndexes:
         return index
 
     def sorted_rows(self, index: ColumnIndex, start: int | None, stop: int | None,
-                    step: int | None) -> Iterator[AnyArray]:
+                    step: int | None, batch_rows: int = _SORTED_BATCH_ROWS
+                    ) -> Iterator[AnyArray]:
         """Row numbers in index order ``start:stop:step`` (slice rules over the sorted
-        positions, a negative step going down), in batches."""
+        positions, a negative step going down), in batches of ``batch_rows``."""
         positions = range(*slice(start, stop, step).indices(index.nelements))
         # Each batch reads the index's row numbers over the positions it spans.
-        batch = max(1, min(_SORTED_BATCH_ROWS, _SORTED_BATCH_ROWS * 16 // abs(positions.step)))
+        batch = max(1, min(batch_rows, batch_rows * 16 // abs(positions.step)))
         for begin in range(0, len(positions), batch):
             part = positions[begin : begin + batch]
             lo = min(part[0], part[-1])
@@ -183,7 +189,8 @@ class TableIndexes:
         """Records in ``sortby`` order, in batches (for ``copy(sortby=...)``)."""
         index = self.sortby_index(sortby, check_csi)
         io = self.table._ready()
-        for rows in self.sorted_rows(index, start, stop, step):
+        batch_rows = max(_SORTED_BATCH_ROWS, _COPY_BATCH_BYTES // max(1, io.dtype.itemsize))
+        for rows in self.sorted_rows(index, start, stop, step, batch_rows):
             yield io.read_points(rows)
 
 
