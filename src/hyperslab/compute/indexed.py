@@ -93,8 +93,11 @@ def used_columns(table: Any, bound: BoundCondition) -> frozenset[str]:
     return frozenset() if planned is None else planned[0].columns
 
 
-def _runs(value_set: ValueSet, index: Any) -> Runs:
-    """The position runs of a value set in its column's sorted index."""
+def _runs(value_set: ValueSet, index: Any, memo: dict[int, Runs] | None = None) -> Runs:
+    """The position runs of a value set in its column's sorted index (kept in ``memo``
+    for the rest of the query)."""
+    if memo is not None and id(value_set) in memo:
+        return memo[id(value_set)]
     runs = []
     for interval in value_set.intervals:
         p0, p1 = index.positions(interval.lo, interval.lo_inclusive, interval.hi,
@@ -103,22 +106,27 @@ def _runs(value_set: ValueSet, index: Any) -> Runs:
             runs.append((p0, p1))
     if value_set.nan and index.nan_start < index.nelements:
         runs.append((index.nan_start, index.nelements))
+    if memo is not None:
+        memo[id(value_set)] = runs
     return runs
 
 
-def _count(node: PlanNode, indexes: Mapping[str, Any]) -> int:
+def _count(node: PlanNode, indexes: Mapping[str, Any], memo: dict[int, Runs]) -> int:
     """An upper bound of the candidates of ``node`` (from index positions only)."""
     if isinstance(node, ValueSet):
-        return sum(p1 - p0 for p0, p1 in _runs(node, indexes[node.column]))
-    counts = [_count(part, indexes) for part in node.parts]
+        return sum(p1 - p0 for p0, p1 in _runs(node, indexes[node.column], memo))
+    counts = [_count(part, indexes, memo) for part in node.parts]
     return min(counts) if isinstance(node, And) else sum(counts)
 
 
-def candidate_rows(node: PlanNode, indexes: Mapping[str, Any]) -> np.ndarray:
-    """The sorted, unique int64 row numbers a plan node gives."""
+def candidate_rows(node: PlanNode, indexes: Mapping[str, Any],
+                   memo: dict[int, Runs] | None = None) -> np.ndarray:
+    """The sorted, unique int64 row numbers a plan node gives (``memo``: the position
+    runs already found in this query)."""
+    memo = {} if memo is None else memo
     if isinstance(node, ValueSet):
         index = indexes[node.column]
-        parts = [index.rows(p0, p1) for p0, p1 in _runs(node, index)]
+        parts = [index.rows(p0, p1) for p0, p1 in _runs(node, index, memo)]
         if not parts:
             return np.empty(0, dtype=np.int64)
         rows = np.concatenate(parts).astype(np.int64, copy=False)
@@ -126,39 +134,41 @@ def candidate_rows(node: PlanNode, indexes: Mapping[str, Any]) -> np.ndarray:
         return rows
     if isinstance(node, And):
         # The smallest part first: every intersection is then at most that big.
-        ordered = sorted(node.parts, key=lambda part: _count(part, indexes))
-        rows = candidate_rows(ordered[0], indexes)
+        ordered = sorted(node.parts, key=lambda part: _count(part, indexes, memo))
+        rows = candidate_rows(ordered[0], indexes, memo)
         for part in ordered[1:]:
             if len(rows) == 0:
                 break
-            rows = np.intersect1d(rows, candidate_rows(part, indexes), assume_unique=True)
+            rows = np.intersect1d(rows, candidate_rows(part, indexes, memo),
+                                  assume_unique=True)
         return rows
     assert isinstance(node, Or)
-    parts = [candidate_rows(part, indexes) for part in node.parts]
+    parts = [candidate_rows(part, indexes, memo) for part in node.parts]
     return np.unique(np.concatenate(parts)) if parts else np.empty(0, dtype=np.int64)
 
 
-def _largest_run(node: PlanNode, indexes: Mapping[str, Any]) -> tuple[Any, int, int] | None:
+def _largest_run(node: PlanNode, indexes: Mapping[str, Any],
+                 memo: dict[int, Runs]) -> tuple[Any, int, int] | None:
     """The largest position run (index, p0, p1) of the value sets of ``node``."""
     best: tuple[Any, int, int] | None = None
     if isinstance(node, ValueSet):
         index = indexes[node.column]
-        for p0, p1 in _runs(node, index):
+        for p0, p1 in _runs(node, index, memo):
             if best is None or p1 - p0 > best[2] - best[1]:
                 best = (index, p0, p1)
         return best
     for part in node.parts:
-        found = _largest_run(part, indexes)
+        found = _largest_run(part, indexes, memo)
         if found is not None and (best is None or found[2] - found[1] > best[2] - best[1]):
             best = found
     return best
 
 
-def _spread(node: PlanNode, indexes: Mapping[str, Any], chunkrows: int,
-            chunks: int) -> bool:
+def _spread(node: PlanNode, indexes: Mapping[str, Any], chunkrows: int, chunks: int,
+            memo: dict[int, Runs]) -> bool:
     """Whether a sample of the candidates already lies in more than
     :data:`SCAN_CHUNK_SHARE` of the ``chunks`` examined (read one chunk of row numbers)."""
-    run = _largest_run(node, indexes)
+    run = _largest_run(node, indexes, memo)
     if run is None:
         return False
     index, p0, p1 = run
@@ -187,10 +197,11 @@ def candidate_batches(
     io = table._ready()
     chunkrows = io.chunkrows
     chunks = (stop - 1) // chunkrows - start // chunkrows + 1
-    many = _count(plan.node, indexes) > SCAN_SHARE * examined * step
-    if many and _spread(plan.node, indexes, chunkrows, chunks):
+    memo: dict[int, Runs] = {}
+    many = _count(plan.node, indexes, memo) > SCAN_SHARE * examined * step
+    if many and _spread(plan.node, indexes, chunkrows, chunks, memo):
         return None
-    rows = _in_window(candidate_rows(plan.node, indexes), start, stop, step)
+    rows = _in_window(candidate_rows(plan.node, indexes, memo), start, stop, step)
     if many and len(rows) > SCAN_SHARE * examined and (
             len(np.unique(rows // chunkrows)) > SCAN_CHUNK_SHARE * chunks):
         return None

@@ -504,12 +504,12 @@ class ColumnIndex:
         end = self._nan_start
         chunkrows = self._chunkrows
         firsts = self._firsts[:-(-end // chunkrows)]
-        number = int(np.searchsorted(firsts, bound, side=side))
+        number = int(firsts.searchsorted(bound, side=side))
         if number == 0:
             return 0
         start = (number - 1) * chunkrows
         chunk = self._chunk(number - 1)[:end - start]
-        return start + int(np.searchsorted(chunk, bound, side=side))
+        return start + int(chunk.searchsorted(bound, side=side))
 
     def _test(self, values: AnyArray, test: Callable[[Any, Any], Any], bound: Any) -> AnyArray:
         try:
