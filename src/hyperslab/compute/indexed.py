@@ -52,6 +52,10 @@ _plans_lock = threading.Lock()
 _BATCH_BYTES = 8 << 20
 """Bytes of candidate records read and evaluated at a time."""
 
+_SPAN_ROWS = 4096
+"""Runs of at least this many candidate rows are read as one span (whole chunks decoded in
+parallel); shorter ones row by row (only their blocks decoded)."""
+
 _SAMPLE_ROWS = 8192
 """Candidates (the first of the largest run, in value order) whose chunks tell whether the
 candidates are spread over the table before all of them are read."""
@@ -211,7 +215,7 @@ def candidate_batches(
         for begin in range(0, len(rows), batch):
             part = rows[begin : begin + batch]
             lo, hi = int(part[0]), int(part[-1]) + 1
-            if hi - lo == len(part):  # a run of rows (a sorted table): read the span
+            if hi - lo == len(part) >= _SPAN_ROWS:  # a run (sorted table): read the span
                 yield part, io.read_span(lo, hi)
             else:
                 yield part, io.read_points(part)
