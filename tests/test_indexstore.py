@@ -36,6 +36,7 @@ from hyperslab.nodes.indexstore import (
     set_auto_index,
     table_indexes,
 )
+from hyperslab.storage.datasets import Dataset
 
 SORT_DTYPES = ["i1", "i2", "i4", "i8", "u1", "u2", "u4", "u8", "f2", "f4", "f8", "?", "S3"]
 
@@ -323,24 +324,23 @@ def test_positions_of_bounds_of_the_column_dtype(indexed: tuple[Any, np.ndarray]
     _check_positions(indexes, indexed[1], colpath, lo, lo_inc, hi, hi_inc)
 
 
-def test_positions_read_one_chunk_per_bound(indexed: tuple[Any, np.ndarray]) -> None:
+def test_positions_read_one_chunk_per_bound(indexed: tuple[Any, np.ndarray],
+                                            monkeypatch: pytest.MonkeyPatch) -> None:
     table, records = indexed
     index = ColumnIndex.open(table, "i4")
     assert index is not None
     reads: list[tuple[int, int]] = []
-    sorted_node = index._sorted
+    dataset = index._sorted._dataset
+    real_read = Dataset.read
 
-    class Spy:
-        def __getitem__(self, key: slice) -> np.ndarray:
-            reads.append((key.start, key.stop))
-            return np.asarray(sorted_node[key])
+    def spy(self: Dataset, key: Any = ()) -> np.ndarray:
+        if self is dataset:
+            reads.append((key[0].start, key[0].stop))
+        return real_read(self, key)
 
     index._chunks.clear()
-    index._sorted = Spy()  # type: ignore[assignment]
-    try:
-        p0, p1 = index.positions(-10, True, 10, False)
-    finally:
-        index._sorted = sorted_node
+    monkeypatch.setattr(Dataset, "read", spy)
+    p0, p1 = index.positions(-10, True, 10, False)
     assert p1 - p0 == int(((records["i4"] >= -10) & (records["i4"] < 10)).sum())
     assert len(reads) == 2 and all(b - a <= 16 for a, b in reads)
 

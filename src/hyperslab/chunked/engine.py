@@ -57,6 +57,10 @@ _SKIP_FIRST_FILTER = 1
 _B2ND_MAX_TYPESIZE = 255
 """Larger items get plain frames: the filter cannot read b2nd frames of them (see cframe)."""
 
+_POINT_POOL_MIN_CHUNKS = 4
+"""Point reads touching fewer chunks decode them in the calling thread (handing a few small
+blocks to the pool costs more than it saves, above all right after opening)."""
+
 _POINT_CACHE_BYTES = 64 << 20
 """Stored bytes of the chunks :meth:`ChunkEngine.read_points` keeps parsed (read-only
 files)."""
@@ -371,7 +375,7 @@ class ChunkEngine:
             positions = indices[lo:hi] - number * rows
             out[lo:hi] = self._chunk_items((number,), positions, nthreads)
 
-        if use_pool and len(bounds) > 1:
+        if use_pool and len(bounds) >= _POINT_POOL_MIN_CHUNKS:
             executor = self._executor()
             for future in [executor.submit(read, lo, hi) for lo, hi in bounds]:
                 future.result()

@@ -487,7 +487,10 @@ class ColumnIndex:
         if chunk is None:
             start = number * self._chunkrows
             source = self._rows if of_rows else self._sorted
-            chunk = np.asarray(source[start:min(start + self._chunkrows, self._nelements)])
+            # One chunk through HDF5's own chunk lookup: no chunk index of the whole
+            # array to build first (a lookup right after opening reads one chunk).
+            chunk = source._native(source._dataset.read(
+                (slice(start, min(start + self._chunkrows, self._nelements)),)))
             with self._chunks_lock:
                 while len(self._chunks) >= _CACHED_CHUNKS:
                     del self._chunks[next(iter(self._chunks))]
