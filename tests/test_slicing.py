@@ -397,6 +397,30 @@ def test_point_reads_keep_parsed_chunks_of_read_only_files_only(
     assert sorted(reads) == [(0,), (1,), (2,)]
 
 
+def test_point_reads_keep_the_last_decoded_blocks(tmp_path: Path,
+                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    """The same rows fetched again from a read-only file decode nothing."""
+    from hyperslab.codecs import cframe_region
+
+    rows = np.zeros(300_000, [("a", "<i8")])
+    rows["a"] = np.arange(300_000)
+    with hyperslab.open_file(tmp_path / "t.h5", "w") as f:
+        f.create_table("/", "t", rows, filters=hyperslab.Filters(5, "blosc2:lz4"),
+                       chunkshape=(300_000,))  # 2.4 MB: many blocks
+    decoded: list[int] = []
+    real = cframe_region.FrameBlocks.decode
+
+    def counted(self: Any, number: int, flat: Any) -> bool:
+        decoded.append(number)
+        return bool(real(self, number, flat))
+
+    monkeypatch.setattr(cframe_region.FrameBlocks, "decode", counted)
+    with hyperslab.open_file(tmp_path / "t.h5") as f:
+        for _ in range(3):
+            assert f.root.t.read_coordinates([7, 290_000])["a"].tolist() == [7, 290_000]
+    assert len(decoded) == 2
+
+
 def test_an_ellipsis_gives_a_zero_dimensional_array_as_numpy(tmp_path: Path) -> None:
     data = np.array([b"ab", b"cde", b"f"], dtype="S3")
     with hyperslab.open_file(tmp_path / "s.h5", "w") as f:

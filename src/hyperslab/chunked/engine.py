@@ -66,13 +66,36 @@ _POINT_CACHE_BYTES = 64 << 20
 files)."""
 
 
+_POINT_BLOCKS_KEPT = 4
+"""Decoded blocks a chunk kept by point reads keeps (the last ones decoded)."""
+
+
+class _DecodedBlocks:
+    """The last few decoded blocks of one chunk (a :class:`BlockStore`), thread-safe."""
+
+    def __init__(self) -> None:
+        self._blocks: OrderedDict[int, AnyArray] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def get(self, number: int) -> AnyArray | None:
+        with self._lock:
+            return self._blocks.get(number)
+
+    def put(self, number: int, block: AnyArray) -> None:
+        with self._lock:
+            self._blocks[number] = block
+            while len(self._blocks) > _POINT_BLOCKS_KEPT:
+                self._blocks.popitem(last=False)
+
+
 class _PointChunk(NamedTuple):
     """A stored chunk as point reads use it: its bytes, filter mask and, where its blocks
-    can be decoded alone, the parsed frame."""
+    can be decoded alone, the parsed frame and its last decoded blocks (read-only files)."""
 
     raw: bytes
     mask: int
     blocks: FrameBlocks | None
+    decoded: _DecodedBlocks | None
 
 
 class RawKind(enum.Enum):
@@ -393,7 +416,8 @@ class ChunkEngine:
         point = self._point_chunk(grid)
         if point.blocks is not None:
             try:
-                items = decode_items(point.blocks, positions, self._dtype)
+                items = decode_items(point.blocks, positions, self._dtype,
+                                     store=point.decoded)
             except cframe.FrameError as exc:
                 raise self._corrupt(grid, exc) from exc
             if items is not None:
@@ -416,14 +440,16 @@ class ChunkEngine:
                 blocks = frame_blocks(raw, self._dtype)
             except cframe.FrameError as exc:
                 raise self._corrupt(grid, exc) from exc
-        point = _PointChunk(raw, mask, blocks)
-        if dataset.raw_chunks().uses_pread:  # read-only: the chunk cannot change
-            with self._frames_lock:
-                self._frames[grid] = point
-                self._frames_bytes += len(raw)
-                while self._frames_bytes > _POINT_CACHE_BYTES and len(self._frames) > 1:
-                    _, gone = self._frames.popitem(last=False)
-                    self._frames_bytes -= len(gone.raw)
+        if not dataset.raw_chunks().uses_pread:
+            return _PointChunk(raw, mask, blocks, None)
+        # A read-only file: the chunk cannot change, keep it.
+        point = _PointChunk(raw, mask, blocks, _DecodedBlocks())
+        with self._frames_lock:
+            self._frames[grid] = point
+            self._frames_bytes += len(raw)
+            while self._frames_bytes > _POINT_CACHE_BYTES and len(self._frames) > 1:
+                _, gone = self._frames.popitem(last=False)
+                self._frames_bytes -= len(gone.raw)
         return point
 
     def _read_piece(self, piece: GatherPiece, out: AnyArray, nthreads: int) -> None:

@@ -20,7 +20,7 @@ from __future__ import annotations
 import itertools
 import math
 from dataclasses import dataclass
-from typing import Any, Final
+from typing import Any, Final, Protocol
 
 import numpy as np
 
@@ -163,9 +163,19 @@ def decode_region(
     return out
 
 
+class BlockStore(Protocol):
+    """Where :func:`decode_items` may find and keep decoded blocks (by block number)."""
+
+    def get(self, number: int) -> AnyArray | None:
+        """The decoded block, if kept."""
+
+    def put(self, number: int, block: AnyArray) -> None:
+        """Keep a decoded block (a copy the caller will not change)."""
+
+
 def decode_items(
     buf: Any, positions: AnyArray, dtype: DTypeLike, *,
-    max_share: float = DEFAULT_MAX_SHARE,
+    max_share: float = DEFAULT_MAX_SHARE, store: BlockStore | None = None,
 ) -> AnyArray | None:
     """The items at ``positions`` of a 1-D chunk frame, decoding only the blocks that
     hold them (fetching a few rows of a table: one small block each, not the chunk).
@@ -181,6 +191,8 @@ def decode_items(
         The items' dtype, taken as stored (no byte swapping).
     max_share : float
         Answer None when the items lie in more than this share of the blocks.
+    store : BlockStore, optional
+        Decoded blocks to use, and to add the blocks decoded here to.
 
     Returns
     -------
@@ -208,11 +220,16 @@ def decode_items(
     lasts = np.append(firsts[1:], len(positions))
     for number, first, last in zip(wanted.tolist(), firsts.tolist(), lasts.tolist(),
                                    strict=True):
-        if not blocks.decode(number, flat):
-            return None
-        out[first:last] = block[positions[first:last] - number * per_block]
+        values = None if store is None else store.get(number)
+        if values is None:
+            if not blocks.decode(number, flat):
+                return None
+            values = block
+            if store is not None:
+                store.put(number, block.copy())
+        out[first:last] = values[positions[first:last] - number * per_block]
     return out
 
 
-__all__ = ["DEFAULT_MAX_SHARE", "FrameBlocks", "decode_items", "decode_region",
-           "frame_blocks"]
+__all__ = ["DEFAULT_MAX_SHARE", "BlockStore", "FrameBlocks", "decode_items",
+           "decode_region", "frame_blocks"]
