@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+from typing import Any
+
 import h5py
 import hdf5plugin  # noqa: F401  (h5py reads the Blosc2 tables)
 import numpy as np
@@ -325,3 +328,31 @@ def test_nested_columns(tmp_path):
         np.testing.assert_array_equal(t.cols.info.x[::5], np.arange(0, 20, 5) / 2)
         assert [r["info/y"] for r in t.iterrows(0, 3)] == [0, -1, -2]
         assert t.read(field="info")["x"][4] == 2.0
+
+
+def test_few_rows_of_an_unfiltered_read_only_table_are_read_raw(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A few rows by coordinates (indexed queries) of a read-only unfiltered table: one
+    pread each, the same bytes HDF5 gives; many rows, or a writable file, go through HDF5."""
+    from hyperslab.storage import compound
+
+    dtype = np.dtype([("a", "<i4"), ("t", "S3"), ("b", "?"), ("f", "<f8", (2,))])
+    rows = np.zeros(1000, dtype)
+    rows["a"] = np.arange(1000)
+    rows["t"] = [b"x%d" % (i % 50) for i in range(1000)]
+    rows["b"] = rows["a"] % 3 == 0
+    rows["f"] = rows["a"][:, None] / 7
+    path = tmp_path / "t.h5"
+    with hyperslab.open_file(path, "w") as f:
+        f.create_table("/", "t", rows, chunkshape=(64,))
+    coords = [999, 3, 64, 3, 500]
+    with hyperslab.open_file(path) as f:
+        hdf5_read = f.root.t.read_coordinates(np.arange(0, 1000, 3))  # many: through HDF5
+
+        def refuse(*args: Any, **kwargs: Any) -> None:
+            raise AssertionError("read through HDF5")
+
+        monkeypatch.setattr(compound, "point_spaces", refuse)
+        got = f.root.t.read_coordinates(coords)
+    assert got.tobytes() == rows[coords].astype(got.dtype).tobytes()
+    assert hdf5_read.tobytes() == rows[::3].astype(hdf5_read.dtype).tobytes()

@@ -174,6 +174,11 @@ class RawChunks:
         return self._chunkshape
 
     @property
+    def nfilters(self) -> int:
+        """The number of filters in the dataset's pipeline."""
+        return self._nfilters
+
+    @property
     def uses_pread(self) -> bool:
         """Whether raw reads use ``os.pread`` (a read-only file with the sec2 driver)."""
         return self._fd is not None
