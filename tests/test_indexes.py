@@ -462,3 +462,31 @@ def test_an_index_never_serves_another_table(tmp_path: Path) -> None:
         assert not f.root.t.indexed and not f.root.renamed.indexed
         np.testing.assert_array_equal(f.root.t.get_where_list("i > 3"),
                                       np.flatnonzero(data["i"][::-1] > 3))
+
+
+@pytest.mark.parametrize("change", ["modify_rows", "modify_column"])
+def test_changes_while_appended_rows_wait_reach_the_index(tmp_path: Path,
+                                                          force_index: list[int],
+                                                          change: str) -> None:
+    """Rows appended through ``row`` still wait in the buffer when earlier rows change:
+    writing the buffer first must not leave the index clean but without the change."""
+    data = _data(100, 12)
+    with hyperslab.open_file(tmp_path / "t.h5", "w") as f:
+        table = f.create_table("/", "t", DTYPE, chunkshape=(16,))
+        table.append(data[:60])
+        table.cols.i.create_index()
+        row = table.row
+        for record in data[60:]:
+            for name in DTYPE.names:  # type: ignore[union-attr]
+                row[name] = record[name]
+            row.append()  # buffered
+        new = data.copy()
+        if change == "modify_rows":
+            table.modify_rows(0, 5, 1, data[90:95])
+            new[0:5] = data[90:95]
+        else:
+            table.modify_column(0, 5, 1, np.full(5, 21, "i4"), "i")
+            new["i"][0:5] = 21
+        for condition in ["i > 15", "i == 21", "(i >= -3) & (i < 5)"]:
+            np.testing.assert_array_equal(table.get_where_list(condition),
+                                          _expected(new, condition, {}, (None,) * 3))

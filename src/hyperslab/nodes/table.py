@@ -599,11 +599,14 @@ class Table(IndexedTable, Leaf):
             )
         return rows
 
-    def _update_rows(self, rows: range, apply: Any) -> None:
-        """Read the rows spanning ``rows``, let ``apply(selected)`` change them, write back."""
+    def _update_rows(self, rows: range, apply: Any,
+                     columns: Sequence[str] | None = None) -> None:
+        """Read the rows spanning ``rows``, let ``apply(selected)`` change them, write back
+        (the indexes of ``columns``, or of all columns, become dirty)."""
         if len(rows) == 0:
             return
-        io = self._ready()
+        io = self._ready()  # buffered rows first: writing them may update the indexes
+        self._indexing.touched(columns)
         lo, hi = rows[0], rows[-1] + 1
         span = io.read_span(lo, hi)
         view = span[:: rows.step]
@@ -628,7 +631,6 @@ class Table(IndexedTable, Leaf):
             return 0
         records = self._as_records(rows)
         selected = self._check_range_write(start, stop, step, len(records))
-        self._indexing.touched()
 
         def apply(view: AnyArray) -> None:
             view[...] = records
@@ -689,13 +691,12 @@ class Table(IndexedTable, Leaf):
             arrays.append(array)
         count = len(arrays[0]) if arrays else 0
         selected = self._check_range_write(start, stop, step, count)
-        self._indexing.touched(names)
 
         def apply(view: AnyArray) -> None:
             for name, array in zip(names, arrays, strict=True):
                 field_of(view, name)[...] = array
 
-        self._update_rows(selected, apply)
+        self._update_rows(selected, apply, names)
         return count
 
     def _write_coordinates(self, coords: AnyArray, records: AnyArray) -> None:
