@@ -387,6 +387,10 @@ class ChunkEngine:
         if not len(indices):
             return out
         rows = self._chunkshape[0]
+        first = int(indices[0]) // rows
+        if first == int(indices[-1]) // rows:  # one chunk (a few rows): no splitting
+            out[:] = self._chunk_items((first,), indices - first * rows, self._workers)
+            return out
         numbers = indices // rows
         starts = np.flatnonzero(np.diff(numbers)) + 1
         bounds = list(zip(np.append(0, starts).tolist(), np.append(starts, len(indices)).tolist(),

@@ -210,8 +210,10 @@ def decode_items(
             blocks.chunkshape[0] or int(positions[0]) < 0:
         return None
     per_block = blocks.blockshape[0]
-    numbers = positions // per_block
-    wanted, firsts = np.unique(numbers, return_index=True)
+    if len(positions) == 1:  # one item (an indexed query's single row)
+        wanted, firsts = positions // per_block, np.zeros(1, dtype=np.intp)
+    else:
+        wanted, firsts = np.unique(positions // per_block, return_index=True)
     if len(wanted) > max_share * -(-blocks.chunkshape[0] // per_block):
         return None
     out = np.empty(len(positions), dtype=dt)

@@ -187,6 +187,7 @@ class Dataset:
         "_enum_bool",
         "_extent",
         "_fill_row",
+        "_itemsize_matches",
         "_layout",
         "_layout_error",
         "_mtype",
@@ -200,6 +201,7 @@ class Dataset:
         self.dsid = dsid
         self._dset = h5py.Dataset(dsid)
         self._fill_row: AnyArray | object | None = _UNSET
+        self._itemsize_matches: bool | None = None
         self._layout: compound.CompoundLayout | None = None
         self._layout_error: TypeError | None = None
         self._mtype: h5t.TypeID | None = None
@@ -317,7 +319,11 @@ class Dataset:
         When it does not (HDF5 converts the type on read, e.g. a long double written on
         another platform), raw chunk bytes cannot be viewed as :attr:`dtype`.
         """
-        return int(self.dsid.get_type().get_size()) == self._dtype.itemsize
+        matches = self._itemsize_matches
+        if matches is None:  # the type cannot change: asked once (an HDF5 call, ~50 us)
+            matches = self._itemsize_matches = (
+                int(self.dsid.get_type().get_size()) == self._dtype.itemsize)
+        return matches
 
     @property
     def hdf5_class(self) -> str:
