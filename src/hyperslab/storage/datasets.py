@@ -601,13 +601,11 @@ class Dataset:
         if raw is None or not raw.uses_pread or chunks is None or raw.nfilters:
             return False
         per_chunk, size = chunks[0], self._dtype.itemsize
-        rows = out.view(np.uint8).reshape(len(out), size)
-        for i, point in enumerate(points.tolist()):
-            grid = (point // per_chunk,)
-            if not raw.is_written(grid):
-                return False  # the fill value: HDF5 knows it
-            rows[i] = np.frombuffer(raw.read_range(grid, (point % per_chunk) * size, size),
-                                    dtype=np.uint8)
+        data = raw.read_pieces([((point // per_chunk,), (point % per_chunk) * size)
+                                for point in points.tolist()], size)
+        if data is None:
+            return False  # e.g. an unwritten chunk (the fill value: HDF5 knows it)
+        out.view(np.uint8).reshape(-1)[:] = np.frombuffer(data, dtype=np.uint8)
         return True
 
     def write_rows(self, start: int, data: Any, step: int = 1) -> None:

@@ -183,6 +183,25 @@ class RawChunks:
         """Whether raw reads use ``os.pread`` (a read-only file with the sec2 driver)."""
         return self._fd is not None
 
+    def read_pieces(self, pieces: Sequence[tuple[tuple[int, ...], int]],
+                    nbytes: int) -> bytes | None:
+        """The ``nbytes`` stored bytes from byte ``start`` of each ``(chunk coords,
+        start)``, concatenated, with one ``os.pread`` each, on read-only files (a few rows
+        of an unfiltered table).  None where that does not apply (a writable file, an
+        unwritten chunk, a range past a chunk's end, a short read)."""
+        fd = self._fd
+        if fd is None or not self._dsid.id:
+            return None
+        location, pread = self.location, os.pread
+        parts = []
+        for coords, start in pieces:
+            found = location(coords)
+            if found is None or start < 0 or start + nbytes > found.size:
+                return None
+            parts.append(pread(fd, nbytes, found.offset + start))
+        data = b"".join(parts)
+        return data if len(data) == nbytes * len(parts) else None
+
     def read_into(self, coords: Any, buffer: Any) -> int | None:
         """Read the stored bytes of one chunk straight into ``buffer`` (a writable byte
         buffer of exactly the chunk's stored size) with ``os.preadv``, on read-only files.
