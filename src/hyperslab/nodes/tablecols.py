@@ -153,17 +153,11 @@ class Column(Reducible):
 
     def reindex(self) -> None:
         """Rebuild the column's index from scratch (nothing happens if there is none)."""
-        index = self.index
-        if index is not None:
-            self.table._check_writable_table()
-            self.table._ready()
-            self.table._indexing.rebuild(index)
+        self.table._indexing.reindex(self.pathname)
 
     def reindex_dirty(self) -> None:
         """Rebuild the column's index if it is dirty."""
-        index = self.index
-        if index is not None and (index.dirty or index.nelements != self.table.nrows):
-            self.reindex()
+        self.table._indexing.reindex(self.pathname, dirty_only=True)
 
     def remove_index(self) -> None:
         """Remove the column's index (nothing happens if there is none)."""

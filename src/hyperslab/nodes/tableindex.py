@@ -83,6 +83,20 @@ class TableIndexes:
         self.indexes[index.colpath] = rebuilt
         return rebuilt
 
+    def reindex(self, colpath: str | None = None, *, dirty_only: bool = False) -> None:
+        """Rebuild the index of ``colpath`` (None: of every indexed column); with
+        ``dirty_only``, only an index that is dirty or does not cover every row."""
+        table = self.table
+        chosen = [index for path, index in self.indexes.items()
+                  if colpath is None or path == colpath]
+        if not chosen and colpath is not None:
+            return  # a column without an index: nothing to do, as before
+        table._check_writable_table()  # the table's reindex refuses read-only files
+        table._ready()
+        for index in chosen:
+            if not dirty_only or index.dirty or index.nelements != table.nrows:
+                self.rebuild(index)
+
     def remove(self, colpath: str) -> None:
         """Remove the index of ``colpath`` (if any)."""
         self.table._check_writable_table()
@@ -249,21 +263,11 @@ class IndexedTable:
 
     def reindex(self) -> None:
         """Rebuild the index of every indexed column."""
-        indexing = self._indexing
-        indexing.table._check_writable_table()
-        indexing.table._ready()
-        for index in list(indexing.indexes.values()):
-            indexing.rebuild(index)
+        self._indexing.reindex()
 
     def reindex_dirty(self) -> None:
         """Rebuild the indexes that are dirty (or do not cover every row)."""
-        indexing = self._indexing
-        table = indexing.table
-        table._check_writable_table()
-        table._ready()
-        for index in list(indexing.indexes.values()):
-            if index.dirty or index.nelements != table.nrows:
-                indexing.rebuild(index)
+        self._indexing.reindex(dirty_only=True)
 
     def read_sorted(self, sortby: Any, checkCSI: bool = False,
                     field: str | None = None, start: int | None = None,
