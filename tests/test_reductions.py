@@ -257,3 +257,100 @@ def test_big_unfiltered_chunks_are_read_raw_in_parallel(
         for axis in (None, 0, 1, (0, 2)):
             _assert_same(f.root.a.sum(axis=axis), data.sum(axis=axis), data.dtype, f"{axis}")
         _assert_same(f.root.a.argmax(axis=2), data.argmax(axis=2), data.dtype, "argmax")
+
+
+def test_sum_and_prod_take_initial_once(tmp_path: Path,
+                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    """``initial`` starts the result: it is not added (multiplied) once per tile."""
+    monkeypatch.setattr(tiles, "TILE_BYTES", 1000)
+    data = np.arange(1.0, 401.0).reshape(40, 10) / 100
+    with hyperslab.open_file(tmp_path / "i.h5", "w") as f:
+        f.create_carray("/", "a", obj=data, chunkshape=(4, 10))
+    with hyperslab.open_file(tmp_path / "i.h5") as f:
+        a = f.root.a
+        for axis in (None, 0, 1):
+            _assert_same(a.sum(axis=axis, initial=5), data.sum(axis=axis, initial=5),
+                         data.dtype, f"sum axis={axis}")
+            _assert_same(a.prod(axis=axis, initial=2), data.prod(axis=axis, initial=2),
+                         data.dtype, f"prod axis={axis}")
+            _assert_same(a.max(axis=axis, initial=3.5), data.max(axis=axis, initial=3.5),
+                         data.dtype, f"max axis={axis}")
+
+
+@pytest.mark.parametrize(("shape", "chunkshape"), [
+    ((50, 40, 30), (1, 7, 30)),   # edge chunks along the middle axis, padded in the file
+    ((50, 40, 30), (1, 1, 30)),
+    ((37, 30), (5, 30)),
+    ((1000,), (64,)),
+])
+def test_small_unfiltered_chunks_are_read_with_few_preadv(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, shape: tuple[int, ...],
+        chunkshape: tuple[int, ...]) -> None:
+    """Small unfiltered chunks of read-only files are read many at once with os.preadv
+    (never through h5py, never one chunk at a time), and reduce as NumPy does."""
+    import os
+
+    from hyperslab.nodes import reducible
+
+    data = _values(shape, "<f8", 11)
+    with hyperslab.open_file(tmp_path / "s.h5", "w") as f:
+        f.create_carray("/", "a", obj=data, chunkshape=chunkshape)
+
+    def refuse(*args: Any, **kwargs: Any) -> None:
+        raise AssertionError("read through h5py")
+
+    calls: list[int] = []
+    real_preadv = os.preadv
+
+    def counting_preadv(fd: int, buffers: Any, offset: int) -> int:
+        calls.append(len(buffers))
+        return real_preadv(fd, buffers, offset)
+
+    monkeypatch.setattr(reducible, "read_selection", refuse)
+    monkeypatch.setattr(os, "preadv", counting_preadv)
+    with hyperslab.open_file(tmp_path / "s.h5") as f:
+        for axis in (None, 0, -1):
+            _assert_same(f.root.a.sum(axis=axis), data.sum(axis=axis), data.dtype,
+                         f"sum axis={axis}")
+        _assert_same(f.root.a.argmin(axis=0), data.argmin(axis=0), data.dtype, "argmin")
+        _assert_same(f.root.a.std(axis=0), data.std(axis=0), data.dtype, "std")
+    nchunks = math.prod(-(-n // c) for n, c in zip(shape, chunkshape, strict=True))
+    assert sum(calls) >= nchunks  # every chunk was read ...
+    assert len(calls) < 5 * nchunks / 2  # ... several per call (5 passes over the data)
+
+
+def test_scattered_reads_fall_back_for_unwritten_chunks(tmp_path: Path) -> None:
+    """A chunk never written reads as the fill value, through the general path."""
+    data = np.arange(60.0).reshape(6, 10)
+    with hyperslab.open_file(tmp_path / "u.h5", "w") as f:
+        a = f.create_carray("/", "a", hyperslab.Float64Atom(dflt=-1.0), (6, 10),
+                            chunkshape=(1, 10))
+        a[:3] = data[:3]
+        a[4:] = data[4:]
+    want = data.copy()
+    want[3] = -1.0
+    with hyperslab.open_file(tmp_path / "u.h5") as f:
+        engine = f.root.a._engine
+        assert engine.read_plain_scattered((slice(0, 6), slice(0, 10))) is None
+        assert engine.read_plain_scattered((slice(4, 6), slice(0, 10))) is not None
+        _assert_same(f.root.a.sum(axis=0), want.sum(axis=0), want.dtype, "sum")
+        _assert_same(f.root.a.min(), want.min(), want.dtype, "min")
+
+
+def test_scattered_reads_refuse_bad_runs(tmp_path: Path) -> None:
+    """Runs outside their chunk or the target, and writable files, are refused (the
+    caller then reads chunk by chunk)."""
+    data = np.arange(40.0).reshape(4, 10)
+    with hyperslab.open_file(tmp_path / "b.h5", "w") as f:
+        f.create_carray("/", "a", obj=data, chunkshape=(1, 10))
+        raw = f.root.a._dataset.raw_chunks()
+        assert not raw.read_scattered([((0, 0), 0, 0, 80)], bytearray(80))  # writable
+    with hyperslab.open_file(tmp_path / "b.h5") as f:
+        raw = f.root.a._dataset.raw_chunks()
+        target = bytearray(160)
+        assert not raw.read_scattered([((0, 0), 8, 0, 80)], target)   # past the chunk
+        assert not raw.read_scattered([((0, 0), 0, 100, 80)], target)  # past the target
+        assert not raw.read_scattered([((9, 0), 0, 0, 80)], target)   # outside the grid
+        assert raw.read_scattered([((1, 0), 0, 0, 80), ((0, 0), 0, 80, 80)], target)
+        got = np.frombuffer(target, dtype=data.dtype).reshape(2, 10)
+        np.testing.assert_array_equal(got, data[[1, 0]])

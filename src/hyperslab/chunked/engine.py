@@ -24,7 +24,7 @@ import numpy as np
 
 from hyperslab._typing import AnyArray, Shape
 from hyperslab.chunked.gather import GatherPiece, count_key_chunks, gather_pieces
-from hyperslab.chunked.regions import Box, ChunkPiece, chunk_pieces
+from hyperslab.chunked.regions import Box, ChunkPiece, box_of, byte_runs, chunk_pieces
 from hyperslab.codecs import cframe
 from hyperslab.codecs.blockshape import choose_blockshape
 from hyperslab.codecs.blosc2_filter import Blosc2Params, decode_chunk
@@ -369,6 +369,41 @@ class ChunkEngine:
         else:
             for piece in pieces:
                 self._read_piece(piece, out, nthreads)
+        return out
+
+    def read_plain_scattered(
+        self, h5key: Sequence[Any], out: AnyArray | None = None
+    ) -> AnyArray | None:
+        """Read a box of an unfiltered dataset of a read-only file with a few
+        ``os.preadv`` calls for all its chunks, straight into ``out`` (or a new array).
+
+        This applies where each chunk's part of the box is one run of bytes both in the
+        stored chunk and in the output (chunks of one item along the leading dimensions,
+        boxes spanning whole chunks along the trailing ones: ``(1, 65, 500)`` chunks of a
+        ``(500, 500, 500)`` array, say) and every chunk is written; the runs are then read
+        in file order, those adjacent in the file in one call.  ``h5key`` holds ints and
+        step-1 slices.  Returns None where this does not apply (nothing was read that
+        matters): use :meth:`read_gather`.
+        """
+        if self.kind is not RawKind.PLAIN:
+            return None
+        raw = self._dataset.raw_chunks()
+        if not raw.uses_pread:
+            return None
+        box = box_of(h5key, self._dataset.shape)
+        if box is None:
+            return None
+        runs = byte_runs(box, self._chunkshape, self._itemsize)
+        if runs is None:
+            return None
+        shape = tuple(hi - lo for lo, hi in box)
+        if out is None:
+            out = np.empty(shape, dtype=self._dtype)
+        elif (out.shape[: len(shape)] != shape or out.dtype != self._dtype
+              or not out.flags.c_contiguous or not out.flags.writeable):
+            return None
+        if not raw.read_scattered(runs, out.reshape(-1).view(np.uint8)):
+            return None
         return out
 
     def read_points(self, indices: AnyArray) -> AnyArray:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import dataclasses
 import itertools
+import math
 from collections.abc import Iterator, Sequence
 
 from hyperslab._typing import Shape
@@ -112,3 +113,57 @@ def box_of(h5key: Sequence[object], shape: Shape) -> Box | None:
         else:
             return None
     return tuple(box)
+
+
+
+ByteRun = tuple[tuple[int, ...], int, int, int]
+"""``(grid coords, start in the chunk, start in the box, length)``, the last three in bytes."""
+
+
+def byte_runs(box: Box, chunkshape: Shape, itemsize: int) -> list[ByteRun] | None:
+    """Each chunk's part of ``box`` as one run of bytes in the stored chunk (C order) and
+    in a C-contiguous array of the box's shape, in C order of the chunks; None if some
+    chunk's part is not one run.
+
+    That holds when the chunks are one item long along the leading dimensions and the box
+    spans exactly one whole chunk along the trailing ones (after the first dimension where
+    chunks are longer than one item); the box may start and end anywhere along that one.
+
+    Examples
+    --------
+    >>> byte_runs(((0, 2), (3, 10)), (1, 4), 1)
+    [((0, 0), 3, 0, 1), ((0, 1), 0, 1, 4), ((0, 2), 0, 5, 2), ((1, 0), 3, 7, 1), \
+((1, 1), 0, 8, 4), ((1, 2), 0, 12, 2)]
+    >>> byte_runs(((0, 2), (0, 3)), (2, 3), 8)               # one whole chunk
+    [((0, 0), 0, 0, 48)]
+    >>> byte_runs(((0, 4), (0, 3)), (2, 2), 8) is None       # rows split across chunks
+    True
+    """
+    ndim = len(box)
+    if ndim == 0 or len(chunkshape) != ndim:
+        return None
+    lead = next((d for d, c in enumerate(chunkshape) if c > 1), ndim - 1)
+    trailing = []
+    for d in range(lead + 1, ndim):
+        lo, hi = box[d]
+        if lo % chunkshape[d] or hi - lo != chunkshape[d]:
+            return None
+        trailing.append(lo // chunkshape[d])
+    run = itemsize * math.prod(chunkshape[lead + 1:])  # bytes of one step along ``lead``
+    strides = [itemsize * math.prod(hi - lo for lo, hi in box[d + 1:]) for d in range(lead)]
+    lo, hi = box[lead]
+    c = chunkshape[lead]
+    along = []  # (chunk number, start in the chunk, start in the box, length) along lead
+    for number in range(lo // c, (hi - 1) // c + 1):
+        begin, end = max(number * c, lo), min(number * c + c, hi)
+        along.append((number, (begin - number * c) * run, (begin - lo) * run,
+                      (end - begin) * run))
+    tail = tuple(trailing)
+    if lead == 0:
+        return [((number, *tail), start, at, size) for number, start, at, size in along]
+    runs: list[ByteRun] = []
+    for corner in itertools.product(*(range(b_lo, b_hi) for b_lo, b_hi in box[:lead])):
+        base = sum((i - b[0]) * st for i, b, st in zip(corner, box, strides, strict=False))
+        runs.extend(((*corner, number, *tail), start, base + at, size)
+                    for number, start, at, size in along)
+    return runs

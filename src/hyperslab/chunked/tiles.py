@@ -20,13 +20,20 @@ TILE_BYTES = 8 << 20
 
 
 def tile_shape(shape: Shape, chunkshape: Shape | None, itemsize: int,
-               target_bytes: int = TILE_BYTES) -> Shape:
+               target_bytes: int = TILE_BYTES, first: Sequence[int] = ()) -> Shape:
     """The shape of the tiles of a dataset (chunk multiples, at most the dataset's).
+
+    Tiles grow one axis at a time, from the last axis to the first, the axes in ``first``
+    before the others: a reduction along those axes then gets tiles long along them, so
+    that each tile's partial result (the tile less those axes) is small and stays in
+    cache while the tile is summed into it, and there are few partials to combine.
 
     Examples
     --------
     >>> tile_shape((100, 100, 100), (10, 10, 100), 8, 800_000)
     (10, 100, 100)
+    >>> tile_shape((100, 100, 100), (10, 10, 100), 8, 800_000, first=(0,))
+    (100, 10, 100)
     >>> tile_shape((1000,), None, 8, 800)
     (100,)
     """
@@ -36,7 +43,10 @@ def tile_shape(shape: Shape, chunkshape: Shape | None, itemsize: int,
     unit = tuple(chunkshape) if chunkshape else (1, *shape[1:])
     tile = [max(1, min(u, n)) for u, n in zip(unit, shape, strict=True)]
     budget = max(1, target_bytes // max(1, itemsize))
-    for axis in range(len(shape) - 1, -1, -1):
+    ndim = len(shape)
+    leading = sorted({a % ndim for a in first if -ndim <= a < ndim}, reverse=True)
+    order = leading + [a for a in range(ndim - 1, -1, -1) if a not in leading]
+    for axis in order:
         rest = math.prod(tile) // tile[axis]
         fit = max(1, budget // max(1, rest * tile[axis]))
         tile[axis] = min(shape[axis], tile[axis] * fit)

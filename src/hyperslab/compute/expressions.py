@@ -15,7 +15,7 @@ before any data is read.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any, TypeVar
 
 import numexpr as ne
@@ -224,7 +224,9 @@ class _ExprTiles:
         self.shape = expr.shape
         self.dtype = expr.dtype
 
-    def _map_tiles(self, work: Callable[[Box, Any], Result]) -> Iterator[Result]:
+    def _map_tiles(self, work: Callable[[Box, Any], Result],
+                   along: Sequence[int] = ()) -> Iterator[Result]:
+        """The expression's tiles (``along`` is ignored: they follow its operands')."""
         return self._expr._tiles(work)
 
 

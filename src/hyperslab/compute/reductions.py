@@ -14,10 +14,12 @@ and ``max`` propagate NaNs; ``mean`` divides the sum by the count of elements (o
 deviations (Chan et al.'s pairwise update, exact in real arithmetic); ``argmin``/``argmax``
 keep the first occurrence, NaNs first, as NumPy does.
 
-The source protocol: ``shape``, ``dtype`` (native) and ``_map_tiles(work)``, which calls
-``work(box, data)`` for every tile (``box`` per-dimension ``(start, stop)``, ``data`` the
-tile as a native array, valid during the call) and yields the results in C order of the
-tiles.
+The source protocol: ``shape``, ``dtype`` (native) and ``_map_tiles(work, along=())``,
+which calls ``work(box, data)`` for every tile (``box`` per-dimension ``(start, stop)``,
+``data`` the tile as a native array, valid during the call) and yields the results in C
+order of the tiles; ``along`` names the reduced axes, along which tiles should be long
+where the source has the choice (small partials, see
+:func:`hyperslab.chunked.tiles.tile_shape`).
 """
 
 from __future__ import annotations
@@ -165,14 +167,13 @@ def _fold(source: Any, op: str, axes: tuple[int, ...], kept_shape: tuple[int, ..
         result_dtype = ufunc.reduce(probe, axis=axes, dtype=kwargs["dtype"]).dtype
     else:
         result_dtype = np.dtype(bool) if op in ("any", "all") else in_dtype
-    if initial is not None:
-        kwargs["initial"] = initial
     empty = math.prod(shape[d] for d in axes) == 0 or (
         mask is not None and not mask.any(axis=axes).all())
     if op in ("min", "max") and initial is None and empty:
         raise ValueError(
             f"zero-size array to reduction operation {'minimum' if op == 'min' else 'maximum'}"
             " which has no identity (pass initial=...)")
+    # ``initial`` goes into the result once, not into every tile's partial.
     result = _start(op, ufunc, kept_shape, result_dtype, initial)
 
     def work(box: tuple[tuple[int, int], ...], data: np.ndarray) -> np.ndarray:
@@ -180,11 +181,11 @@ def _fold(source: Any, op: str, axes: tuple[int, ...], kept_shape: tuple[int, ..
         local = dict(kwargs)
         if tile_where is not True:
             local["where"] = tile_where
-            if op in ("min", "max") and "initial" not in local:
+            if op in ("min", "max"):
                 local["initial"] = _neutral(op, data.dtype)
         return ufunc.reduce(data, axis=axes, keepdims=True, **local)
 
-    for box, partial in _with_boxes(source, work):
+    for box, partial in _with_boxes(source, work, axes):
         target = result[_kept(box, axes)]
         ufunc(target, partial.astype(result_dtype, copy=False), out=target, casting="unsafe")
     return _finish(result, axes, keepdims)
@@ -215,16 +216,17 @@ def _finish(result: np.ndarray, axes: tuple[int, ...], keepdims: bool) -> Any:
     return result[()] if result.ndim == 0 else result
 
 
-def _with_boxes(source: Any, work: Callable[..., Any]) -> Any:
-    """(box, work(box, data)) for every tile, in order.  The tiles may be reduced in other
-    threads: they get the caller's NumPy error handling (``np.errstate`` is per thread)."""
+def _with_boxes(source: Any, work: Callable[..., Any], axes: tuple[int, ...] = ()) -> Any:
+    """(box, work(box, data)) for every tile, in order, the tiles long along ``axes`` (the
+    reduced ones).  The tiles may be reduced in other threads: they get the caller's NumPy
+    error handling (``np.errstate`` is per thread)."""
     errors = np.geterr()
 
     def in_caller_state(box: tuple[tuple[int, int], ...], data: np.ndarray) -> Any:
         with np.errstate(**errors):
             return box, work(box, data)
 
-    return source._map_tiles(in_caller_state)
+    return source._map_tiles(in_caller_state, along=axes)
 
 
 def _moments(source: Any, op: str, axes: tuple[int, ...], kept_shape: tuple[int, ...],
@@ -266,7 +268,7 @@ def _moments(source: Any, op: str, axes: tuple[int, ...], kept_shape: tuple[int,
                                      keepdims=True, where=tile_where)
         return n, local_mean.astype(acc, copy=False), local_m2
 
-    for box, (n_b, mean_b, m2_b) in _with_boxes(source, work):
+    for box, (n_b, mean_b, m2_b) in _with_boxes(source, work, axes):
         at = _kept(box, axes)
         n_a = count[at]
         total = n_a + n_b
@@ -330,7 +332,7 @@ def _arg_reduce(source: Any, op: str, axis: Any, shape: tuple[int, ...],
         local = pick(data, axis=ax, keepdims=True)
         return np.take_along_axis(data, local, axis=ax), local + box[ax][0]
 
-    for box, (value, index) in _with_boxes(source, along):
+    for box, (value, index) in _with_boxes(source, along, (ax,)):
         at = _kept(box, (ax,))
         current, current_index = values[at], indices[at]
         wins = (current_index < 0) | _wins(value, current, better)

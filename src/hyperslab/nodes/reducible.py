@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import math
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar
 
 import numpy as np
@@ -38,16 +38,23 @@ def read_leaf_box(leaf: Leaf, key: tuple[slice, ...], serial: bool,
 
     Blosc2 datasets go through the chunk engine's fast path, big unfiltered chunks of
     read-only files through raw ``os.preadv`` into the result (faster than one h5py read,
-    in parallel tiles), the rest through h5py.  With ``buffers``, the fast paths read into
+    in parallel tiles; with one ``os.preadv`` for many small chunks where each chunk's part
+    is one run of bytes, see :meth:`~hyperslab.chunked.engine.ChunkEngine.read_plain_scattered`),
+    the rest through h5py.  With ``buffers``, the fast paths read into
     a buffer of the calling thread that its next call reuses (no fresh memory to fault in
     per tile): the result is then valid until the thread's next call.
     """
     dataset, engine = leaf._dataset, leaf._engine
     if engine.kind is RawKind.BLOSC2:
         fast = engine.serves_key(key)
+    elif engine.kind is RawKind.PLAIN and dataset.raw_chunks().uses_pread:
+        out = None if buffers is None else _thread_buffer(buffers, key, dataset)
+        scattered = engine.read_plain_scattered(key, out)
+        if scattered is not None:
+            return leaf._native(scattered)
+        fast = engine.chunk_nbytes >= _RAW_PLAIN_MIN_BYTES
     else:
-        fast = (engine.kind is RawKind.PLAIN and engine.chunk_nbytes >= _RAW_PLAIN_MIN_BYTES
-                and dataset.raw_chunks().uses_pread)
+        fast = False
     if fast:
         out = None if buffers is None else _thread_buffer(buffers, key, dataset)
         return leaf._native(engine.read_gather(key, out, serial=serial))
@@ -84,16 +91,17 @@ class LeafTiles:
         self.dtype = dtype.newbyteorder("=") if dtype.byteorder not in "=|" else dtype
 
     def _map_tiles(self, work: Callable[[Box, AnyArray], Result],
-                   target_bytes: int | None = None) -> Iterator[Result]:
+                   target_bytes: int | None = None, along: Sequence[int] = ()
+                   ) -> Iterator[Result]:
         """``work(box, data)`` for every tile (of about ``target_bytes``, by default
-        :data:`hyperslab.chunked.tiles.TILE_BYTES`), in the pool's threads; results in C
-        order."""
+        :data:`hyperslab.chunked.tiles.TILE_BYTES`, grown along the axes ``along`` first),
+        in the pool's threads; results in C order."""
         leaf = self._leaf
         dataset, engine = leaf._dataset, leaf._engine
         shape = self.shape
         size = tiling.TILE_BYTES if target_bytes is None else target_bytes
         boxes = tiling.tiles(shape, tiling.tile_shape(shape, dataset.chunks,
-                                                      dataset.dtype.itemsize, size))
+                                                      dataset.dtype.itemsize, size, along))
         serial = len(boxes) > 1  # then tiles are read in parallel, one per pool thread
         buffers = threading.local()  # a tile buffer per thread, reused for its next tile
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar
 
 import numpy as np
@@ -27,7 +27,10 @@ class _ColumnTiles:
         self.shape: Shape = column.shape
         self.dtype: np.dtype[Any] = column.dtype.base
 
-    def _map_tiles(self, work: Callable[[Any, AnyArray], Result]) -> Iterator[Result]:
+    def _map_tiles(self, work: Callable[[Any, AnyArray], Result],
+                   along: Sequence[int] = ()) -> Iterator[Result]:
+        """``work(box, values)`` for every block of rows (``along`` is ignored: the blocks
+        are the table's)."""
         column = self._column
         cell = tuple((0, n) for n in column._col.shape)
 

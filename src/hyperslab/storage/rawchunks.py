@@ -82,6 +82,16 @@ dropped and rebuilt later instead."""
 
 _MISSING = object()
 
+SCATTER_GAP_MAX = 1 << 20
+"""Byte ranges of :meth:`RawChunks.read_scattered` at most this far apart in the file are
+read in one call (the gap goes to a scratch buffer): the padding of edge chunks, say."""
+
+try:
+    _IOV_MAX = max(16, min(1024, int(os.sysconf("SC_IOV_MAX"))))
+except (AttributeError, ValueError, OSError):  # pragma: no cover - not POSIX
+    _IOV_MAX = 16
+"""Buffers one ``os.preadv`` call may take."""
+
 # ----------------------------------------------------------------------------- the state
 
 
@@ -210,6 +220,58 @@ class RawChunks:
             parts.append(pread(fd, nbytes, found.offset + start))
         data = b"".join(parts)
         return data if len(data) == nbytes * len(parts) else None
+
+    def read_scattered(self, runs: Sequence[tuple[tuple[int, ...], int, int, int]],
+                       target: Any) -> bool:
+        """Read runs of stored bytes of whole unfiltered chunks into ``target`` (a
+        writable byte buffer) with few ``os.preadv`` calls, on read-only files.
+
+        Each run is ``(chunk coords, start in the chunk, start in target, length)``.  The
+        runs are read in file order; runs adjacent in the file, or apart by at most
+        :data:`SCATTER_GAP_MAX` bytes (read into a scratch buffer), share a call.
+
+        Returns False where it could not read everything: a writable or closed file, a
+        filtered dataset, a chunk outside the grid, unwritten or not stored whole, a run
+        outside its chunk or ``target``, a short read.  The caller then reads chunk by chunk, which
+        raises the precise error.
+        """
+        fd = self._fd
+        if fd is None or self._nfilters or not self._dsid.id:
+            return False
+        view = memoryview(target).cast("B")
+        whole, limit = self._chunk_nbytes, view.nbytes
+        location = self.location
+        placed = []
+        for coords, start, dest, size in runs:
+            try:
+                found = location(coords)
+            except IndexError:  # outside the grid
+                return False
+            if (found is None or found.size != whole or start < 0 or size < 0
+                    or start + size > whole or dest < 0 or dest + size > limit):
+                return False
+            placed.append((found.offset + start, dest, size))
+        placed.sort()
+        preadv = os.preadv
+        scratch = view[:0]
+        buffers: list[Any] = []
+        begin = wanted = 0
+        for position, dest, size in placed:
+            gap = position - begin - wanted
+            if buffers and (gap < 0 or gap > SCATTER_GAP_MAX or len(buffers) >= _IOV_MAX - 1):
+                if preadv(fd, buffers, begin) != wanted:
+                    return False
+                buffers = []
+            if not buffers:
+                begin, wanted = position, 0
+            elif gap:  # a small gap (an edge chunk's padding, say): into the scratch buffer
+                if scratch.nbytes < gap:
+                    scratch = memoryview(bytearray(max(gap, 2 * scratch.nbytes)))
+                buffers.append(scratch[:gap])
+                wanted += gap
+            buffers.append(view[dest : dest + size])
+            wanted += size
+        return not buffers or preadv(fd, buffers, begin) == wanted
 
     def _look_up_one(self, coords: tuple[int, ...]) -> ChunkLocation | None:
         """Where one chunk is, asked of HDF5 (no chunk index needed); None if unwritten."""
