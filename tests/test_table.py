@@ -357,6 +357,29 @@ def test_few_rows_of_an_unfiltered_read_only_table_are_read_raw(
         patch.setattr(compound, "point_spaces", refuse)
         first = f.root.t.read_coordinates(coords)
     assert first.tobytes() == rows[coords].astype(first.dtype).tobytes()
+    from hyperslab.storage import rawchunks
+
+    with hyperslab.open_file(path) as f:
+        # Repeated reads build the index once HDF5's look-ups have cost about as much.
+        built: list[int] = []
+        real_build = chunkindex.ChunkIndex.build
+
+        def counting_build(*args: Any, **kwargs: Any) -> Any:
+            built.append(1)
+            return real_build(*args, **kwargs)
+
+        monkeypatch.setattr(chunkindex.ChunkIndex, "build", counting_build)
+        reads = 0
+        while not built and reads <= rawchunks.LOOKUP_BUDGET:
+            again = f.root.t.read_coordinates(coords)
+            reads += 1
+        assert built == [1]
+        assert rawchunks.LOOKUP_BUDGET // len(coords) <= reads <= rawchunks.LOOKUP_BUDGET
+        for _ in range(3):
+            again = f.root.t.read_coordinates(coords)
+        assert built == [1]
+        assert again.tobytes() == first.tobytes()
+        monkeypatch.undo()
     with hyperslab.open_file(path) as f:
         hdf5_read = f.root.t.read_coordinates(np.arange(0, 1000, 3))  # many: through HDF5
         monkeypatch.setattr(compound, "point_spaces", refuse)
