@@ -108,7 +108,7 @@ class FakeTable:
     def nrows(self) -> int:
         return len(self.data)
 
-    def _usable_indexes(self) -> dict[str, Any]:
+    def _usable_indexes(self, columns: Any = None) -> dict[str, Any]:
         return {}  # the fake has no indexes: queries scan
 
     @property

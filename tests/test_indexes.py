@@ -490,3 +490,41 @@ def test_changes_while_appended_rows_wait_reach_the_index(tmp_path: Path,
         for condition in ["i > 15", "i == 21", "(i >= -3) & (i < 5)"]:
             np.testing.assert_array_equal(table.get_where_list(condition),
                                           _expected(new, condition, {}, (None,) * 3))
+
+
+def test_read_only_queries_open_only_the_indexes_they_use(
+        tmp_path: Path, force_index: list[int], monkeypatch: pytest.MonkeyPatch) -> None:
+    """On a read-only file a query opens the indexes of its own columns only (each costs
+    attribute reads right after opening); listing the indexes later finds the same
+    objects."""
+    from hyperslab.nodes import indexstore
+
+    data = _data(400, 7)
+    _make(tmp_path / "t.h5", data, FILTERS["blosc2"], 64, ["i", "f", "u"])
+    opened: list[str] = []
+    real_open, real_all = indexstore.column_index, indexstore.table_indexes
+
+    def spy(table: Any, colpath: str) -> Any:
+        opened.append(colpath)
+        return real_open(table, colpath)
+
+    def refuse(*args: Any, **kwargs: Any) -> None:
+        raise AssertionError("every index of the table opened")
+
+    with hyperslab.open_file(tmp_path / "t.h5") as f, monkeypatch.context() as patch:
+        patch.setattr(indexstore, "column_index", spy)
+        patch.setattr(indexstore, "table_indexes", refuse)
+        table = f.root.t
+        for _ in range(2):
+            got = table.get_where_list("(i > 3) & (i <= 7)")
+            np.testing.assert_array_equal(got, _expected(data, "(i > 3) & (i <= 7)", {},
+                                                         (None,) * 3))
+        assert opened == ["i"]  # once
+        assert table.will_query_use_indexing("(i > 3) | (s == b'a')") == frozenset()
+        assert table.will_query_use_indexing("(i > 3) & (s == b'a')") == frozenset({"i"})
+        assert sorted(opened) == ["i", "s"]
+        assert len(force_index) == 2
+        used = table._indexing._opened["i"]
+        patch.setattr(indexstore, "table_indexes", real_all)
+        assert table.colindexed == {"i": True, "f": True, "s": False, "b": False, "u": True}
+        assert table._indexing.indexes["i"] is used

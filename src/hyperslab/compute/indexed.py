@@ -71,7 +71,7 @@ def _operand_key(value: Any) -> tuple[Any, ...]:
 
 
 def _plan(table: Any, bound: BoundCondition) -> tuple[IndexPlan, Mapping[str, Any]] | None:
-    indexes = table._usable_indexes()
+    indexes = table._usable_indexes(bound.columns)  # only the condition's columns
     if not indexes:
         return None
     condition, operands = bound.compiled.condition, bound.operands

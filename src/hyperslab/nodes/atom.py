@@ -133,6 +133,22 @@ def _normalize_default(value: Any, dtype: np.dtype[Any]) -> Any:
 # ----------------------------------------------------------------------------- Atom
 
 
+
+_INIT_ARG_NAMES: dict[type, tuple[str, ...]] = {}
+
+
+def init_arg_names(cls: type) -> tuple[str, ...]:
+    """The names of the positional-or-keyword arguments of ``cls.__init__`` but ``self``
+    (cached per class: ``inspect.signature`` costs ~50 us a call, and opening a table
+    describes every column with it)."""
+    names = _INIT_ARG_NAMES.get(cls)
+    if names is None:
+        params = inspect.signature(cls.__init__).parameters  # type: ignore[misc]
+        names = _INIT_ARG_NAMES[cls] = tuple(
+            name for name, param in params.items()
+            if name != "self" and param.kind is param.POSITIONAL_OR_KEYWORD)
+    return names
+
 class Atom:
     """The type of the atomic cells of a dataset (abstract; use a subclass).
 
@@ -334,12 +350,7 @@ class Atom:
 
     def _get_init_args(self) -> dict[str, Any]:
         """Return the constructor arguments that recreate this atom."""
-        params = inspect.signature(type(self).__init__).parameters
-        return {
-            name: getattr(self, name)
-            for name, param in params.items()
-            if name != "self" and param.kind is param.POSITIONAL_OR_KEYWORD
-        }
+        return {name: getattr(self, name) for name in init_arg_names(type(self))}
 
     def _is_equal_to_atom(self, atom: Atom) -> bool:
         return (

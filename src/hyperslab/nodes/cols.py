@@ -19,7 +19,6 @@ Differences from PyTables, all deliberate:
 
 from __future__ import annotations
 
-import inspect
 import keyword
 import re
 import warnings
@@ -55,6 +54,7 @@ from hyperslab.nodes.atom import (
     UInt64Atom,
     UIntAtom,
     _ComplexErrorAtom,
+    init_arg_names,
 )
 
 if TYPE_CHECKING:
@@ -248,12 +248,7 @@ class Col(Atom):
         if atom_class._get_init_args is not Atom._get_init_args:
             kwargs = atom_class._get_init_args(self)
         else:
-            params = inspect.signature(atom_class.__init__).parameters
-            kwargs = {
-                name: getattr(self, name)
-                for name, param in params.items()
-                if name != "self" and param.kind is param.POSITIONAL_OR_KEYWORD
-            }
+            kwargs = {name: getattr(self, name) for name in init_arg_names(atom_class)}
         kwargs["pos"] = getattr(self, "_v_pos", None)
         return kwargs
 

@@ -273,23 +273,57 @@ class ColumnIndex:
         self._load(group)
 
     def _load(self, group: Group) -> None:
+        # What deciding whether a query can use the index needs is read now; the arrays
+        # and the rest when first needed (a table with several indexes opens only those
+        # its queries use: each costs attribute reads and node openings).
         attrs = group.attrs
         self._group = group
         self._colpath = str(attrs["COLPATH"])
-        self._kind = str(attrs["KIND"])
-        self._optlevel = int(attrs["OPTLEVEL"])
+        self._kind_: str | None = None
+        self._optlevel_: int | None = None
         self._dirty = bool(attrs["DIRTY"])
         self._nelements = int(attrs["NELEMENTS"])
         self._nan_start = int(attrs["NAN_START"])
-        sorted_node, rows_node = group.get_child("sorted"), group.get_child("rows")
-        assert isinstance(sorted_node, EArray) and isinstance(rows_node, EArray)
-        self._sorted = sorted_node
-        self._rows = rows_node
-        chunkshape = sorted_node.chunkshape
-        self._chunkrows = int(chunkshape[0]) if chunkshape else _MAX_CHUNK_ROWS
+        self._arrays: tuple[EArray, EArray, int] | None = None
         self._firsts_: AnyArray | None = None
         self._chunks: dict[tuple[int, bool], AnyArray] = {}
         self._chunks_lock = threading.Lock()  # queries may run in several threads
+
+    def _open_arrays(self) -> tuple[EArray, EArray, int]:
+        """The ``sorted`` and ``rows`` arrays and their chunk length (opened once)."""
+        arrays = self._arrays
+        if arrays is None:
+            group = self._group
+            sorted_node, rows_node = group.get_child("sorted"), group.get_child("rows")
+            assert isinstance(sorted_node, EArray) and isinstance(rows_node, EArray)
+            chunkshape = sorted_node.chunkshape
+            chunkrows = int(chunkshape[0]) if chunkshape else _MAX_CHUNK_ROWS
+            arrays = self._arrays = (sorted_node, rows_node, chunkrows)
+        return arrays
+
+    @property
+    def _sorted(self) -> EArray:
+        return self._open_arrays()[0]
+
+    @property
+    def _rows(self) -> EArray:
+        return self._open_arrays()[1]
+
+    @property
+    def _chunkrows(self) -> int:
+        return self._open_arrays()[2]
+
+    @property
+    def _kind(self) -> str:
+        if self._kind_ is None:
+            self._kind_ = str(self._group.attrs["KIND"])
+        return self._kind_
+
+    @property
+    def _optlevel(self) -> int:
+        if self._optlevel_ is None:
+            self._optlevel_ = int(self._group.attrs["OPTLEVEL"])
+        return self._optlevel_
 
     # ------------------------------------------------------------------ building
     @classmethod
@@ -773,6 +807,15 @@ def _open_child(table: Table, parent: Group, name: str, colpath: str | None
 
 
 # ---------------------------------------------------------------------- table level
+def column_index(table: Table, colpath: str) -> ColumnIndex | None:
+    """The stored index of column ``colpath`` of ``table``, or None (only that one is
+    opened)."""
+    parent = _table_group(table)
+    if parent is None:
+        return None
+    return _open_child(table, parent, column_key(colpath), colpath)
+
+
 def table_indexes(table: Table) -> dict[str, ColumnIndex]:
     """Every stored index of ``table``, by column path name."""
     parent = _table_group(table)

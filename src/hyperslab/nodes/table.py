@@ -115,11 +115,11 @@ class Table(IndexedTable, Leaf):
         h5id = self._h5id
         if not raw.has_attribute(h5id, "FIELD_0_FILL"):
             return None
+        present = set(raw.attribute_names(h5id))  # one listing, not a probe per column
         fills: list[Any] = []
         for j in range(_leaf_count(dtype)):
             name = f"FIELD_{j}_FILL"
-            fills.append(raw.read_attribute(h5id, name) if raw.has_attribute(h5id, name)
-                         else None)
+            fills.append(raw.read_attribute(h5id, name) if name in present else None)
         return fills
 
     @property

@@ -49,18 +49,27 @@ class TableIndexes:
     def __init__(self, table: Table) -> None:
         self.table = table
         self._indexes: dict[str, ColumnIndex] | None = None
+        # Read-only files: indexes opened one by one for queries, before (or instead of)
+        # all of them (None: the column has none).
+        self._opened: dict[str, ColumnIndex | None] = {}
         self._syncing = False
 
     @property
     def indexes(self) -> dict[str, ColumnIndex]:
         """Column pathname -> its stored index."""
         if self._indexes is None:
-            self._indexes = indexstore.table_indexes(self.table)
+            found = indexstore.table_indexes(self.table)
+            # The same objects as those opened one by one (they hold cached chunks).
+            for colpath, index in self._opened.items():
+                if index is not None and colpath in found:
+                    found[colpath] = index
+            self._indexes = found
         return self._indexes
 
     def reload(self) -> None:
         """Forget the loaded indexes (the table moved: they are found again)."""
         self._indexes = None
+        self._opened.clear()
 
     def group_name(self) -> str:
         """The name of the hidden group beside the table that holds its indexes."""
@@ -144,16 +153,29 @@ class TableIndexes:
         finally:
             self._syncing = False
 
-    def usable(self) -> dict[str, ColumnIndex]:
-        """The indexes a query may use now: clean and covering every row."""
+    def usable(self, columns: Iterable[str] | None = None) -> dict[str, ColumnIndex]:
+        """The indexes a query may use now: clean and covering every row (of ``columns``
+        only, if given: on a read-only file, only those are opened)."""
+        table = self.table
+        if columns is not None and self._indexes is None and table._file.mode == "r":
+            nrows = table.nrows
+            usable = {}
+            for colpath in columns:
+                if colpath not in self._opened:
+                    self._opened[colpath] = indexstore.column_index(table, colpath)
+                index = self._opened[colpath]
+                if index is not None and not index.dirty and index.nelements == nrows:
+                    usable[colpath] = index
+            return usable
         if not self.indexes:
             return {}
-        table = self.table
         table._ready()  # writes buffered rows, which syncs
         self.sync()
         nrows = table.nrows
+        wanted = None if columns is None else set(columns)
         return {path: index for path, index in self.indexes.items()
-                if not index.dirty and index.nelements == nrows}
+                if not index.dirty and index.nelements == nrows
+                and (wanted is None or path in wanted)}
 
     # ------------------------------------------------------------------ sorted order
     def sortby_index(self, sortby: Any, check_csi: bool) -> ColumnIndex:
@@ -220,9 +242,11 @@ class IndexedTable:
             indexing = self._indexing_ = TableIndexes(cast("Table", self))
         return indexing
 
-    def _usable_indexes(self) -> dict[str, ColumnIndex]:
-        """The indexes queries may use now (see :meth:`TableIndexes.usable`)."""
-        return self._indexing.usable()
+    def _usable_indexes(self, columns: Iterable[str] | None = None
+                        ) -> dict[str, ColumnIndex]:
+        """The indexes queries may use now, of ``columns`` if given (see
+        :meth:`TableIndexes.usable`)."""
+        return self._indexing.usable(columns)
 
     @property
     def colindexed(self) -> dict[str, bool]:
