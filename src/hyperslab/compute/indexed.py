@@ -181,6 +181,8 @@ def _spread(node: PlanNode, indexes: Mapping[str, Any], chunkrows: int, chunks: 
 
 
 def _in_window(rows: np.ndarray, start: int, stop: int, step: int) -> np.ndarray:
+    if not len(rows) or (step == 1 and rows[0] >= start and rows[-1] < stop):
+        return rows  # sorted rows all inside a window of every row: nothing to drop
     keep = (rows >= start) & (rows < stop)
     if step != 1:
         keep &= (rows - start) % step == 0

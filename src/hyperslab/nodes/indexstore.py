@@ -284,13 +284,14 @@ class ColumnIndex:
         self._dirty = bool(attrs["DIRTY"])
         self._nelements = int(attrs["NELEMENTS"])
         self._nan_start = int(attrs["NAN_START"])
-        self._arrays: tuple[EArray, EArray, int] | None = None
+        self._arrays: tuple[EArray, EArray, int, np.dtype[Any]] | None = None
         self._firsts_: AnyArray | None = None
         self._chunks: dict[tuple[int, bool], AnyArray] = {}
         self._chunks_lock = threading.Lock()  # queries may run in several threads
 
-    def _open_arrays(self) -> tuple[EArray, EArray, int]:
-        """The ``sorted`` and ``rows`` arrays and their chunk length (opened once)."""
+    def _open_arrays(self) -> tuple[EArray, EArray, int, np.dtype[Any]]:
+        """The ``sorted`` and ``rows`` arrays, their chunk length and the values' native
+        dtype (opened once)."""
         arrays = self._arrays
         if arrays is None:
             group = self._group
@@ -298,7 +299,7 @@ class ColumnIndex:
             assert isinstance(sorted_node, EArray) and isinstance(rows_node, EArray)
             chunkshape = sorted_node.chunkshape
             chunkrows = int(chunkshape[0]) if chunkshape else _MAX_CHUNK_ROWS
-            arrays = self._arrays = (sorted_node, rows_node, chunkrows)
+            arrays = self._arrays = (sorted_node, rows_node, chunkrows, sorted_node.dtype)
         return arrays
 
     @property
@@ -468,7 +469,7 @@ class ColumnIndex:
     @property
     def dtype(self) -> np.dtype[Any]:
         """The dtype of the indexed values (native byte order)."""
-        return self._sorted.dtype
+        return self._open_arrays()[3]
 
     @property
     def filters(self) -> Filters:
@@ -535,11 +536,11 @@ class ColumnIndex:
         """``searchsorted`` of a bound of the column's own dtype over the non-NaN values
         (the same answer as counting NumPy comparisons, in microseconds); None for other
         bounds."""
-        if not isinstance(bound, np.generic) or bound.dtype != self.dtype or (
-                bound.dtype.kind == "f" and np.isnan(bound)):
+        _, _, chunkrows, dtype = self._open_arrays()
+        if not isinstance(bound, np.generic) or bound.dtype != dtype or (
+                bound.dtype.kind == "f" and bound != bound):  # NaN
             return None
         end = self._nan_start
-        chunkrows = self._chunkrows
         firsts = self._firsts[:-(-end // chunkrows)]
         number = int(firsts.searchsorted(bound, side=side))
         if number == 0:

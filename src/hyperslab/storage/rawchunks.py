@@ -101,7 +101,8 @@ built yet (building one lists every chunk: 3 ms for a 10M-row table)."""
 
 LOOKUP_BUDGET = 128
 """HDF5 look-ups :meth:`RawChunks.read_pieces` makes (about 18 us each, measured on a
-10M-row table) before it builds the chunk index instead (about 3 ms there)."""
+10M-row table; chunks already looked up are remembered) before it builds the chunk index
+instead (about 3 ms there)."""
 
 
 class RawChunks:
@@ -126,6 +127,7 @@ class RawChunks:
         "_limit",
         "_limit_is_grid",
         "_lock",
+        "_looked_up",
         "_lookups",
         "_masks",
         "_ndim",
@@ -168,6 +170,7 @@ class RawChunks:
         self._limit_is_grid = True
         self._resolves = 0
         self._lookups = 0  # HDF5 look-ups by read_pieces before any index was built
+        self._looked_up: dict[tuple[int, ...], ChunkLocation] = {}  # their answers
         self._lock = threading.RLock()
         self._pending_flush = True  # the pipeline may have written before we existed
         fid = h5i.get_file_id(dsid)
@@ -219,8 +222,6 @@ class RawChunks:
         # (ski rental: repeated queries then find chunks in ~1 us instead of ~18).
         few = (self._base is None and len(pieces) <= _FEW_LOOKUPS
                and self._lookups < LOOKUP_BUDGET)
-        if few:
-            self._lookups += len(pieces)
         location = self._look_up_one if few else self.location
         pread = os.pread
         parts = []
@@ -285,7 +286,15 @@ class RawChunks:
         return not buffers or preadv(fd, buffers, begin) == wanted
 
     def _look_up_one(self, coords: tuple[int, ...]) -> ChunkLocation | None:
-        """Where one chunk is, asked of HDF5 (no chunk index needed); None if unwritten."""
+        """Where one chunk is, asked of HDF5 (no chunk index needed); None if unwritten.
+
+        Read-only files only: the answers are kept (a repeated query asks again for the
+        same chunks), and the look-ups made are counted against :data:`LOOKUP_BUDGET`.
+        """
+        known = self._looked_up.get(coords)
+        if known is not None:
+            return known
+        self._lookups += 1
         start = tuple(int(c) * n for c, n in zip(coords, self._chunkshape, strict=True))
         try:
             info = self._dsid.get_chunk_info_by_coord(start)
@@ -293,7 +302,9 @@ class RawChunks:
             return None
         if info.byte_offset is None or not info.size:
             return None
-        return ChunkLocation(int(info.byte_offset), int(info.size), int(info.filter_mask))
+        found = ChunkLocation(int(info.byte_offset), int(info.size), int(info.filter_mask))
+        self._looked_up[coords] = found
+        return found
 
     def read_into(self, coords: Any, buffer: Any) -> int | None:
         """Read the stored bytes of one chunk straight into ``buffer`` (a writable byte
