@@ -36,13 +36,13 @@ def read_leaf_box(leaf: Leaf, key: tuple[slice, ...], serial: bool,
     """``leaf[key]`` (positive-step slices) in native order, for work running in the
     File's pool (``serial``: decode in the calling thread only).
 
-    Blosc2 datasets go through the chunk engine's fast path, big unfiltered chunks of
+    Blosc2 datasets go through the chunk engine's fast path; unfiltered chunks of
     read-only files through raw ``os.preadv`` into the result (faster than one h5py read,
-    in parallel tiles; with one ``os.preadv`` for many small chunks where each chunk's part
-    is one run of bytes, see :meth:`~hyperslab.chunked.engine.ChunkEngine.read_plain_scattered`),
-    the rest through h5py.  With ``buffers``, the fast paths read into
-    a buffer of the calling thread that its next call reuses (no fresh memory to fault in
-    per tile): the result is then valid until the thread's next call.
+    in parallel tiles), many chunks per call where each chunk's part of the box is one run
+    of bytes (:meth:`~hyperslab.chunked.engine.ChunkEngine.read_plain_scattered`), else
+    chunk by chunk when they are big; the rest through h5py.  With ``buffers``, the fast
+    paths read into a buffer of the calling thread that its next call reuses (no fresh
+    memory to fault in per tile): the result is then valid until the thread's next call.
     """
     dataset, engine = leaf._dataset, leaf._engine
     if engine.kind is RawKind.BLOSC2:

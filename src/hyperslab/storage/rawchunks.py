@@ -244,8 +244,8 @@ class RawChunks:
 
         Returns False where it could not read everything: a writable or closed file, a
         filtered dataset, a chunk outside the grid, unwritten or not stored whole, a run
-        outside its chunk or ``target``, a short read.  The caller then reads chunk by chunk, which
-        raises the precise error.
+        outside its chunk or ``target``, a short read.  The caller then reads chunk by
+        chunk, which raises the precise error.
         """
         fd = self._fd
         if fd is None or self._nfilters or not self._dsid.id:
