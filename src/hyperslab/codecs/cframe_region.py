@@ -217,14 +217,15 @@ def decode_items(
     if len(wanted) > max_share * -(-blocks.chunkshape[0] // per_block):
         return None
     out = np.empty(len(positions), dtype=dt)
-    block = np.empty(per_block, dtype=dt)
-    flat = block.view(np.uint8)
-    lasts = np.append(firsts[1:], len(positions))
-    for number, first, last in zip(wanted.tolist(), firsts.tolist(), lasts.tolist(),
-                                   strict=True):
+    block: AnyArray | None = None  # made on the first miss (a block is ~100 KB: kept
+    # blocks answer repeated queries without allocating one)
+    lasts = [*firsts.tolist()[1:], len(positions)]
+    for number, first, last in zip(wanted.tolist(), firsts.tolist(), lasts, strict=True):
         values = None if store is None else store.get(number)
         if values is None:
-            if not blocks.decode(number, flat):
+            if block is None:
+                block = np.empty(per_block, dtype=dt)
+            if not blocks.decode(number, block.view(np.uint8)):
                 return None
             values = block
             if store is not None:
