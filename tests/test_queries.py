@@ -703,3 +703,43 @@ def test_abandoned_where_stops_reading(tmp_path: Path, monkeypatch: pytest.Monke
     # the file closed with the iterator still open: it now fails cleanly
     with pytest.raises(ClosedFileError):
         list(rows)
+
+
+def test_repeated_queries_bind_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A query repeated with equal, hashable condition variables is bound once per table;
+    other values (or the same number as another type) bind again, and every result is
+    NumPy's."""
+    data = np.zeros(50, dtype=[("i", "<i4"), ("f", "<f8")])
+    data["i"] = np.arange(50) % 7
+    data["f"] = np.arange(50) / 4
+    with hyperslab.open_file(tmp_path / "b.h5", "w") as f:
+        f.create_table("/", "t", data)
+    binds: list[str] = []
+    real = queries.bind_condition
+
+    def counting(table: Any, condition: str, *args: Any) -> Any:
+        binds.append(condition)
+        return real(table, condition, *args)
+
+    monkeypatch.setattr(queries, "bind_condition", counting)
+    with hyperslab.open_file(tmp_path / "b.h5") as f:
+        t = f.root.t
+        for _ in range(3):
+            np.testing.assert_array_equal(t.get_where_list("i > v", {"v": 3}),
+                                          np.flatnonzero(data["i"] > 3))
+        assert len(binds) == 1
+        np.testing.assert_array_equal(t.get_where_list("i > v", {"v": 5}),
+                                      np.flatnonzero(data["i"] > 5))
+        np.testing.assert_array_equal(t.get_where_list("f > v", {"v": 3.0}),
+                                      np.flatnonzero(data["f"] > 3.0))
+        np.testing.assert_array_equal(t.get_where_list("i > v", {"v": 3.5}),
+                                      np.flatnonzero(data["i"] > 3.5))
+        np.testing.assert_array_equal(t.get_where_list("i > v", {"v": 3.0}),  # 3.0 == 3
+                                      np.flatnonzero(data["i"] > 3.0))
+        assert len(binds) == 5
+        # Unhashable values bind every time.
+        limit = np.array(2)
+        for _ in range(2):
+            np.testing.assert_array_equal(t.read_where("i > v", {"v": limit})["i"],
+                                          data["i"][data["i"] > 2])
+        assert len(binds) == 7

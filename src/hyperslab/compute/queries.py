@@ -18,6 +18,8 @@ and ``_iter_blocks(start, stop, step, fields)`` (called with a positive step onl
 from __future__ import annotations
 
 import threading
+import weakref
+from collections import OrderedDict
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any, TypeVar
 
@@ -45,6 +47,13 @@ Result = TypeVar("Result")
 
 _APPEND_BATCH_ROWS = 1 << 16
 """Rows gathered before append_where hands them to the destination table."""
+
+BOUND_SLOTS = 64
+"""Bound conditions kept per table (see :func:`_bind`)."""
+
+_bound: weakref.WeakKeyDictionary[Any, OrderedDict[Any, BoundCondition]] = (
+    weakref.WeakKeyDictionary())
+_bound_lock = threading.Lock()
 
 
 def query_range(
@@ -174,7 +183,40 @@ def _prepare(
     step: int | None,
 ) -> tuple[BoundCondition, tuple[int, int, int]]:
     window = query_range(table.nrows, start, stop, step)
-    return bind_condition(table, condition, condvars, namespace), window
+    return _bind(table, condition, condvars, namespace), window
+
+
+def _bind(
+    table: Any,
+    condition: str,
+    condvars: Mapping[str, Any] | None,
+    namespace: tuple[Mapping[str, Any], Mapping[str, Any]] | None,
+) -> BoundCondition:
+    """:func:`bind_condition`, remembered per table for explicit condition variables that
+    are all hashable (the values of a query repeated with the same limits bind once: the
+    binding is a tenth of a one-row indexed query).  Variables looked up in the caller's
+    frame, and unhashable ones (arrays), are bound every time."""
+    if condvars is None:
+        return bind_condition(table, condition, condvars, namespace)
+    try:
+        key = (condition, frozenset((name, type(value), value)
+                                    for name, value in condvars.items()))
+        hash(key)
+    except TypeError:
+        return bind_condition(table, condition, condvars, namespace)
+    with _bound_lock:
+        kept = _bound.get(table)
+        found = None if kept is None else kept.get(key)
+        if found is not None:
+            kept.move_to_end(key)  # type: ignore[union-attr]
+            return found
+    bound = bind_condition(table, condition, condvars, namespace)
+    with _bound_lock:
+        kept = _bound.setdefault(table, OrderedDict())
+        kept[key] = bound
+        while len(kept) > BOUND_SLOTS:
+            kept.popitem(last=False)
+    return bound
 
 
 def where(
