@@ -743,3 +743,22 @@ def test_repeated_queries_bind_once(tmp_path: Path, monkeypatch: pytest.MonkeyPa
             np.testing.assert_array_equal(t.read_where("i > v", {"v": limit})["i"],
                                           data["i"][data["i"] > 2])
         assert len(binds) == 7
+
+
+def test_remembered_bindings_do_not_keep_closed_tables_alive(tmp_path: Path) -> None:
+    """A bound condition refers to its table's columns: remembering it must not keep the
+    table (and its caches of decoded chunks) alive after the file is closed."""
+    import gc
+    import weakref
+
+    data = np.zeros(20, dtype=[("i", "<i4")])
+    data["i"] = np.arange(20)
+    with hyperslab.open_file(tmp_path / "g.h5", "w") as f:
+        f.create_table("/", "t", data)
+    with hyperslab.open_file(tmp_path / "g.h5") as f:
+        t = f.root.t
+        assert len(t.get_where_list("i > v", {"v": 5})) == 14
+        gone = weakref.ref(t)
+        del t
+    gc.collect()
+    assert gone() is None

@@ -18,7 +18,6 @@ and ``_iter_blocks(start, stop, step, fields)`` (called with a positive step onl
 from __future__ import annotations
 
 import threading
-import weakref
 from collections import OrderedDict
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any, TypeVar
@@ -51,8 +50,6 @@ _APPEND_BATCH_ROWS = 1 << 16
 BOUND_SLOTS = 64
 """Bound conditions kept per table (see :func:`_bind`)."""
 
-_bound: weakref.WeakKeyDictionary[Any, OrderedDict[Any, BoundCondition]] = (
-    weakref.WeakKeyDictionary())
 _bound_lock = threading.Lock()
 
 
@@ -204,15 +201,21 @@ def _bind(
         hash(key)
     except TypeError:
         return bind_condition(table, condition, condvars, namespace)
+    # Kept on the table object: they live and die with it (a bound condition refers to
+    # the table's columns, so a cache outside would keep closed tables alive).
     with _bound_lock:
-        kept = _bound.get(table)
+        kept: OrderedDict[Any, BoundCondition] | None = getattr(
+            table, "_bound_conditions", None)
         found = None if kept is None else kept.get(key)
         if found is not None:
             kept.move_to_end(key)  # type: ignore[union-attr]
             return found
     bound = bind_condition(table, condition, condvars, namespace)
     with _bound_lock:
-        kept = _bound.setdefault(table, OrderedDict())
+        kept = getattr(table, "_bound_conditions", None)
+        if kept is None:
+            kept = OrderedDict()
+            table._bound_conditions = kept
         kept[key] = bound
         while len(kept) > BOUND_SLOTS:
             kept.popitem(last=False)
