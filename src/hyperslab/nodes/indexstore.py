@@ -499,6 +499,12 @@ class ColumnIndex:
         return self._nelements != self._table.nrows
 
     @property
+    def current(self) -> bool:
+        """Whether queries and sorted reads may use the index: clean, and covering every
+        row of the table (neither :attr:`dirty` nor :attr:`stale`)."""
+        return not self._dirty and not self.stale
+
+    @property
     def size_on_disk(self) -> int:
         """Bytes the index's arrays take in the file."""
         firsts = self._group.get_child("firsts")

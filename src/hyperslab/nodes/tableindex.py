@@ -103,7 +103,7 @@ class TableIndexes:
         table._check_writable_table()  # the table's reindex refuses read-only files
         table._ready()
         for index in chosen:
-            if not dirty_only or index.dirty or index.nelements != table.nrows:
+            if not dirty_only or not index.current:
                 self.rebuild(index)
 
     def remove(self, colpath: str) -> None:
@@ -157,25 +157,21 @@ class TableIndexes:
         """The indexes a query may use now: clean and covering every row (of ``columns``
         only, if given: on a read-only file, only those are opened)."""
         table = self.table
+        found: dict[str, ColumnIndex] = {}
         if columns is not None and self._indexes is None and table._file.mode == "r":
-            nrows = table.nrows
-            usable = {}
             for colpath in columns:
                 if colpath not in self._opened:
                     self._opened[colpath] = indexstore.column_index(table, colpath)
                 index = self._opened[colpath]
-                if index is not None and not index.dirty and index.nelements == nrows:
-                    usable[colpath] = index
-            return usable
-        if not self.indexes:
-            return {}
-        table._ready()  # writes buffered rows, which syncs
-        self.sync()
-        nrows = table.nrows
-        wanted = None if columns is None else set(columns)
-        return {path: index for path, index in self.indexes.items()
-                if not index.dirty and index.nelements == nrows
-                and (wanted is None or path in wanted)}
+                if index is not None:
+                    found[colpath] = index
+        elif self.indexes:
+            table._ready()  # writes buffered rows, which syncs
+            self.sync()
+            wanted = None if columns is None else set(columns)
+            found = {path: index for path, index in self.indexes.items()
+                     if wanted is None or path in wanted}
+        return {path: index for path, index in found.items() if index.current}
 
     # ------------------------------------------------------------------ sorted order
     def sortby_index(self, sortby: Any, check_csi: bool) -> ColumnIndex:
