@@ -268,17 +268,19 @@ class ColumnIndex:
     Index(6, medium, shuffle, blosc2:lz4(5)).is_csi=False [3 0] [ 1.  2.  3. nan]
     """
 
-    def __init__(self, table: Table, group: Group) -> None:
+    def __init__(self, table: Table, group: Group, colpath: str | None = None) -> None:
         self._table = table
-        self._load(group)
+        self._load(group, colpath)
 
-    def _load(self, group: Group) -> None:
+    def _load(self, group: Group, colpath: str | None = None) -> None:
+        """Read the index in ``group`` (``colpath``: its COLPATH, when the caller has
+        already read it)."""
         # What deciding whether a query can use the index needs is read now; the arrays
         # and the rest when first needed (a table with several indexes opens only those
         # its queries use: each costs attribute reads and node openings).
         attrs = group.attrs
         self._group = group
-        self._colpath = str(attrs["COLPATH"])
+        self._colpath = str(attrs["COLPATH"]) if colpath is None else colpath
         self._kind_: str | None = None
         self._optlevel_: int | None = None
         self._dirty = bool(attrs["DIRTY"])
@@ -419,7 +421,7 @@ class ColumnIndex:
             raise
         _remove_child(parent, key)
         _rename(table, group, key)
-        return cls(table, group)
+        return cls(table, group, colpath)
 
     @classmethod
     def open(cls, table: Table, colpath: str) -> ColumnIndex | None:
@@ -723,7 +725,7 @@ class ColumnIndex:
     def _rebuild(self) -> None:
         rebuilt = ColumnIndex.build(self._table, self._colpath, kind=self._kind,
                                     optlevel=self._optlevel, filters=self.filters)
-        self._load(rebuilt._group)
+        self._load(rebuilt._group, rebuilt._colpath)
 
     def remove(self) -> None:
         """Delete the index from the file (and the table's index group once it holds
@@ -810,7 +812,7 @@ def _open_child(table: Table, parent: Group, name: str, colpath: str | None
     built_for = int(attrs["TABLE_ADDRESS"]) if "TABLE_ADDRESS" in attrs else -1
     if built_for != tree.object_address(table._h5id):
         return None  # built for another table (not moved by hyperslab, or copied)
-    return ColumnIndex(table, group)
+    return ColumnIndex(table, group, stored)
 
 
 # ---------------------------------------------------------------------- table level
