@@ -185,10 +185,33 @@ def _null_value(name: str, ftype: H5Type) -> Any:
     return np.zeros((), dtype=plan[0])[()]
 
 
+_NUMBER_PLANS: dict[tuple[int, int, int], tuple[np.dtype[Any], H5Type]] = {}
+"""Memory plans of scalar integers and floats by (class, size, sign): most attributes are
+one of a few number types, and a plan costs more than the read itself."""
+
+
+def _number_plan(cls: int, ftype: H5Type) -> tuple[np.dtype[Any], H5Type] | None:
+    key = (cls, ftype.get_size(), ftype.get_sign() if cls == h5t.INTEGER else -1)
+    plan = _NUMBER_PLANS.get(key)
+    if plan is None:
+        plan = memory_plan(ftype)
+        if plan is not None:
+            _NUMBER_PLANS[key] = plan
+    return plan
+
+
 def _read_stored(attr: Any, name: str) -> Any:
     """The stored value as PyTables' ``_g_getattr`` sees it (before unpickling)."""
     ftype = attr.get_type()
     space = attr.get_space()
+    cls = ftype.get_class()
+    if (cls == h5t.INTEGER or cls == h5t.FLOAT) and (
+            space.get_simple_extent_type() == h5s.SCALAR):  # the common case, fast
+        plan = _number_plan(cls, ftype)
+        if plan is not None:
+            number = np.empty((), dtype=plan[0])  # one element of the memory type's size
+            attr.read(number, mtype=plan[1])
+            return number[()]
     if space.get_simple_extent_type() == h5s.NULL:
         return _null_value(name, ftype)
     shape = space.shape

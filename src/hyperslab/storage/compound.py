@@ -117,8 +117,25 @@ def _byte_order(htype: h5t.TypeID, cls: int) -> list[int]:
     return []
 
 
+def _standard_numbers() -> dict[bytes, np.dtype[Any]]:
+    """The dtypes of the standard integer and float types of either byte order, by the
+    serialized type (``H5Tencode``): table members are almost always one of these."""
+    found: dict[bytes, np.dtype[Any]] = {}
+    for code in ("i1", "u1", "i2", "u2", "i4", "u4", "i8", "u8", "f2", "f4", "f8"):
+        for order in "<>":
+            dtype = np.dtype(order + code)
+            found.setdefault(h5t.py_create(dtype).encode(), dtype)
+    return found
+
+
+_STANDARD_NUMBERS = _standard_numbers()
+
+
 def _number_dtype(htype: h5t.TypeID) -> np.dtype[Any] | None:
     """The dtype of a standard integer or float type (None for non-standard ones)."""
+    known = _STANDARD_NUMBERS.get(htype.encode())
+    if known is not None:
+        return known
     dtype = np.dtype(htype.dtype)
     if htype.get_size() == 1:  # a byte's order is irrelevant (PyTables' big tables)
         htype = htype.copy()
