@@ -383,13 +383,20 @@ def test_point_reads_keep_parsed_chunks_of_read_only_files_only(
         table.modify_column(5, 6, 1, np.array([-5]), "a")
         assert table.read_coordinates([5, 25_000])["a"].tolist() == [-5, 25_000]
     reads: list[Any] = []
-    real = Dataset.read_raw_chunk
 
-    def counted(self: Dataset, grid: Any) -> Any:
-        reads.append(tuple(grid))
-        return real(self, grid)
+    def counting(method: str) -> Any:
+        real = getattr(Dataset, method)
 
-    monkeypatch.setattr(Dataset, "read_raw_chunk", counted)
+        def counted(self: Dataset, grid: Any) -> Any:
+            stored = real(self, grid)
+            if stored is not None:
+                reads.append(tuple(grid))
+            return stored
+
+        return counted
+
+    for method in ("read_raw_chunk", "read_raw_chunk_looked_up"):  # with or without index
+        monkeypatch.setattr(Dataset, method, counting(method))
     with hyperslab.open_file(path) as f:
         for _ in range(3):
             got = f.root.t.read_coordinates([5, 6, 25_000, 12_000])

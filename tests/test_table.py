@@ -387,3 +387,37 @@ def test_few_rows_of_an_unfiltered_read_only_table_are_read_raw(
         got = f.root.t.read_coordinates(coords)
     assert got.tobytes() == rows[coords].astype(got.dtype).tobytes()
     assert hdf5_read.tobytes() == rows[::3].astype(hdf5_read.dtype).tobytes()
+
+
+def test_few_rows_of_a_blosc2_read_only_table_list_no_chunks(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Right after opening a read-only Blosc2 table, a few rows by coordinates find their
+    chunks with HDF5's look-up instead of listing every chunk first; rows of unwritten
+    chunks read as the fill value, as HDF5 gives them."""
+    from hyperslab.storage import chunkindex
+
+    dtype = np.dtype([("a", "<i4"), ("f", "<f8")])
+    rows = np.zeros(1000, dtype)
+    rows["a"] = np.arange(1000)
+    rows["f"] = rows["a"] / 7
+    path = tmp_path / "t.h5"
+    filters = hyperslab.Filters(5, "blosc2:lz4", shuffle=True)
+    with hyperslab.open_file(path, "w") as f:
+        table = f.create_table("/", "t", rows, chunkshape=(64,), filters=filters)
+        table.truncate(2000)  # rows 1000.. are in chunks never written
+    expected = np.zeros(2000, dtype)
+    expected[:1000] = rows
+    coords = [999, 3, 64, 3, 500]
+
+    def refuse(*args: Any, **kwargs: Any) -> None:
+        raise AssertionError("every chunk listed")
+
+    with hyperslab.open_file(path) as f, monkeypatch.context() as patch:
+        patch.setattr(chunkindex.ChunkIndex, "build", refuse)
+        got = f.root.t.read_coordinates(coords)
+        assert got.tobytes() == expected[coords].tobytes()
+        patch.undo()
+        unwritten = f.root.t.read_coordinates([1500, 1999, 5])  # falls back to the index
+        assert unwritten.tobytes() == expected[[1500, 1999, 5]].tobytes()
+    with h5py.File(path) as f:
+        assert f["t"][[5, 1500, 1999]].tobytes() == expected[[5, 1500, 1999]].tobytes()

@@ -449,10 +449,9 @@ class ChunkEngine:
     def _chunk_items(self, grid: tuple[int, ...], positions: AnyArray,
                      nthreads: int) -> AnyArray:
         """The items at sorted ``positions`` of one chunk of a 1-D dataset."""
-        dataset = self._dataset
-        if not dataset.chunk_is_written(grid):
-            return np.full(len(positions), self._fill_value(), dtype=self._dtype)
         point = self._point_chunk(grid)
+        if point is None:
+            return np.full(len(positions), self._fill_value(), dtype=self._dtype)
         if point.blocks is not None:
             try:
                 items = decode_items(point.blocks, positions, self._dtype,
@@ -464,15 +463,23 @@ class ChunkEngine:
         chunk: AnyArray = self._decoded(point.raw, point.mask, grid, nthreads)
         return chunk[positions]
 
-    def _point_chunk(self, grid: tuple[int, ...]) -> _PointChunk:
-        """A stored chunk and its parsed blocks (cached on read-only files)."""
+    def _point_chunk(self, grid: tuple[int, ...]) -> _PointChunk | None:
+        """A stored chunk and its parsed blocks (cached on read-only files); None if the
+        chunk was never written."""
         with self._frames_lock:
             cached = self._frames.get(grid)
             if cached is not None:
                 self._frames.move_to_end(grid)
                 return cached
         dataset = self._dataset
-        raw, mask = dataset.read_raw_chunk(grid)
+        # Right after opening, HDF5 finds a chunk or two faster than a chunk index of
+        # the whole dataset is built.
+        stored = dataset.read_raw_chunk_looked_up(grid)
+        if stored is None:
+            if not dataset.chunk_is_written(grid):
+                return None
+            stored = dataset.read_raw_chunk(grid)
+        raw, mask = stored
         blocks = None
         if self._partial_decoding and not mask & _SKIP_FIRST_FILTER:
             try:

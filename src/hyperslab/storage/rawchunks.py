@@ -306,6 +306,31 @@ class RawChunks:
         self._looked_up[coords] = found
         return found
 
+    def read_looked_up(self, coords: tuple[int, ...]) -> tuple[bytes, int] | None:
+        """The stored bytes and filter mask of one chunk found with HDF5's own look-up,
+        on read-only files before any chunk index is built (a query right after opening
+        reads a chunk or two: listing every chunk first costs more than the read).
+
+        None where that does not apply (an index exists, the look-up budget is spent, a
+        writable file, an unwritten chunk): the caller then uses :attr:`read`.
+
+        Raises
+        ------
+        HDF5ExtError
+            If the file holds fewer bytes than the chunk's stored size.
+        """
+        fd = self._fd
+        if (fd is None or self._base is not None or self._lookups >= LOOKUP_BUDGET
+                or not self._dsid.id):
+            return None
+        found = self._look_up_one(coords)
+        if found is None:
+            return None
+        data = os.pread(fd, found.size, found.offset)
+        if len(data) != found.size:
+            raise self._short_read(coords, found.size, len(data))
+        return data, found.filter_mask
+
     def read_into(self, coords: Any, buffer: Any) -> int | None:
         """Read the stored bytes of one chunk straight into ``buffer`` (a writable byte
         buffer of exactly the chunk's stored size) with ``os.preadv``, on read-only files.
