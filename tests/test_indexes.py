@@ -23,6 +23,7 @@ from hypothesis import strategies as st
 
 import hyperslab
 from hyperslab.compute import indexed
+from hyperslab.errors import HDF5ExtError
 
 DTYPE = np.dtype([("i", "<i4"), ("f", "<f8"), ("s", "S3"), ("b", "?"), ("u", "<u2")])
 FILTERS = {"none": None, "blosc2": hyperslab.Filters(5, "blosc2:lz4", shuffle=True)}
@@ -528,3 +529,32 @@ def test_read_only_queries_open_only_the_indexes_they_use(
         patch.setattr(indexstore, "table_indexes", real_all)
         assert table.colindexed == {"i": True, "f": True, "s": False, "b": False, "u": True}
         assert table._indexing.indexes["i"] is used
+
+
+def test_read_only_queries_load_no_index_nodes(tmp_path: Path, force_index: list[int]) -> None:
+    """On a read-only file the index is read through the storage layer: a query right
+    after opening loads no node of the index group (each node costs its creation), and
+    answers as the scan does; sorted reads too."""
+    data = _data(400, 7)
+    _make(tmp_path / "t.h5", data, FILTERS["blosc2"], 64, ["i"], kind="full")
+    condition = "(i > 3) & (i <= 7)"
+    with hyperslab.open_file(tmp_path / "t.h5") as f:
+        table = f.root.t
+        got = table.get_where_list(condition)
+        np.testing.assert_array_equal(got, _expected(data, condition, {}, (None,) * 3))
+        assert len(force_index) == 1
+        assert table.read_sorted("i")["i"].tolist() == sorted(data["i"].tolist())
+        loaded = [node._path for node in f._cache.live_nodes()]
+        assert loaded == ["/t"]
+
+
+def test_an_index_without_its_arrays_is_a_clear_error(tmp_path: Path) -> None:
+    """A column group that says it is a complete index but lacks an array: the query
+    names what is missing instead of failing somewhere inside."""
+    data = _data(100, 3)
+    _make(tmp_path / "t.h5", data, None, 16, ["i"])
+    with h5py.File(tmp_path / "t.h5", "a") as f:
+        del f["_p_hsindex_t/i/rows"]
+    with hyperslab.open_file(tmp_path / "t.h5") as f:
+        with pytest.raises(HDF5ExtError, match="no 'rows' dataset"):
+            f.root.t.get_where_list("i > 3")

@@ -172,7 +172,7 @@ def test_sorted_pieces_rejects_a_bad_read() -> None:
 def test_run_rows_and_chunk_rows_scale_with_itemsize() -> None:
     assert run_rows_for(np.dtype("S1000")) < run_rows_for(np.dtype("f8"))
     assert run_rows_for(np.dtype("f8"), budget=1) == 1024
-    assert chunk_rows_for(8) == 32768 and chunk_rows_for(10**6) == 4096
+    assert chunk_rows_for(8) == 4096 and chunk_rows_for(10**6) == 4096
 
 
 # ---------------------------------------------------------------------- tables
@@ -330,16 +330,16 @@ def test_positions_read_one_chunk_per_bound(indexed: tuple[Any, np.ndarray],
     index = ColumnIndex.open(table, "i4")
     assert index is not None
     reads: list[tuple[int, int]] = []
-    dataset = index._sorted._dataset
-    real_read = Dataset.read
+    dataset = index._open_arrays()[0]
+    real_read = Dataset.read_rows
 
-    def spy(self: Dataset, key: Any = ()) -> np.ndarray:
+    def spy(self: Dataset, start: int, count: int, *args: Any, **kwargs: Any) -> np.ndarray:
         if self is dataset:
-            reads.append((key[0].start, key[0].stop))
-        return real_read(self, key)
+            reads.append((start, start + count))
+        return real_read(self, start, count, *args, **kwargs)
 
     index._chunks.clear()
-    monkeypatch.setattr(Dataset, "read", spy)
+    monkeypatch.setattr(Dataset, "read_rows", spy)
     p0, p1 = index.positions(-10, True, 10, False)
     assert p1 - p0 == int(((records["i4"] >= -10) & (records["i4"] < 10)).sum())
     assert len(reads) == 2 and all(b - a <= 16 for a, b in reads)

@@ -38,8 +38,8 @@ import numpy as np
 
 from hyperslab._typing import AnyArray
 from hyperslab.codecs.filters import Filters
-from hyperslab.errors import NaturalNameWarning
-from hyperslab.nodes.array import Array, EArray
+from hyperslab.errors import HDF5ExtError, NaturalNameWarning
+from hyperslab.nodes.array import EArray
 from hyperslab.nodes.atom import Atom
 from hyperslab.nodes.group import Group
 from hyperslab.nodes.indexsort import (
@@ -51,7 +51,9 @@ from hyperslab.nodes.indexsort import (
     stable_argsort,
 )
 from hyperslab.nodes.naming import join_path
+from hyperslab.storage import attributes as raw
 from hyperslab.storage import tree
+from hyperslab.storage.datasets import Dataset
 
 if TYPE_CHECKING:
     from hyperslab.nodes.table import Table
@@ -73,7 +75,7 @@ IN_MEMORY_MERGE_ROWS = 4_000_000
 """``append_rows`` merges in memory when the index values it must move (those after the
 first new value's place) plus the new ones are at most this many; else it rebuilds."""
 
-_CHUNK_BYTES = 256 * 1024  # target bytes of one chunk of 'sorted'
+_CHUNK_BYTES = 32 * 1024  # target bytes of one chunk of 'sorted' (a lookup decodes one)
 _MIN_CHUNK_ROWS = 4096
 _MAX_CHUNK_ROWS = 131072
 _BUILDING = ".~building"  # suffix of a column group while it is built
@@ -99,12 +101,16 @@ def column_key(colpath: str) -> str:
 
 def chunk_rows_for(itemsize: int) -> int:
     """Elements per chunk of an index of values of ``itemsize`` bytes: a power of two near
-    256 KiB of values, between 4096 and 131072.
+    32 KiB of values, between 4096 and 131072.
+
+    A lookup decodes one chunk per bound, and a query right after opening pays for that
+    in full: a first read of a 32 KiB chunk of float64 values took 80 us where one of
+    256 KiB took 130 us, for 7% more bytes on disk (10 million values).
 
     Examples
     --------
     >>> chunk_rows_for(8), chunk_rows_for(4), chunk_rows_for(1), chunk_rows_for(100)
-    (32768, 65536, 131072, 4096)
+    (4096, 8192, 32768, 4096)
     """
     rows = 2 ** round(math.log2(_CHUNK_BYTES / max(itemsize, 1)))
     return int(min(_MAX_CHUNK_ROWS, max(_MIN_CHUNK_ROWS, rows)))
@@ -268,49 +274,106 @@ class ColumnIndex:
     Index(6, medium, shuffle, blosc2:lz4(5)).is_csi=False [3 0] [ 1.  2.  3. nan]
     """
 
-    def __init__(self, table: Table, group: Group, colpath: str | None = None) -> None:
+    def __init__(self, table: Table, group: Group | None, colpath: str | None = None, *,
+                 gid: Any = None, path: str | None = None) -> None:
         self._table = table
-        self._load(group, colpath)
+        if group is not None:
+            self._load(group, colpath)
+        else:
+            assert gid is not None and path is not None and colpath is not None
+            self._adopt(gid, None, path, colpath)
 
     def _load(self, group: Group, colpath: str | None = None) -> None:
         """Read the index in ``group`` (``colpath``: its COLPATH, when the caller has
         already read it)."""
+        gid = group._h5id
+        if colpath is None:
+            colpath = _string_attribute(gid, "COLPATH")
+        self._adopt(gid, group, group._path, colpath)
+
+    def _adopt(self, gid: Any, group: Group | None, path: str, colpath: str) -> None:
+        """Take the index whose column group is open as ``gid`` (its node ``group`` when
+        the caller has one: else it is loaded when a change needs it)."""
         # What deciding whether a query can use the index needs is read now; the arrays
         # and the rest when first needed (a table with several indexes opens only those
-        # its queries use: each costs attribute reads and node openings).
-        attrs = group.attrs
-        self._group = group
-        self._colpath = str(attrs["COLPATH"]) if colpath is None else colpath
+        # its queries use: each costs attribute reads and dataset openings).  Reads go
+        # through the storage layer, not through nodes: a query right after opening the
+        # file pays no node creation for the index's group and arrays.
+        self._gid = gid
+        self._group_ = group
+        self._group_path = path
+        self._colpath = colpath
         self._kind_: str | None = None
         self._optlevel_: int | None = None
-        self._dirty = bool(attrs["DIRTY"])
-        self._nelements = int(attrs["NELEMENTS"])
-        self._nan_start = int(attrs["NAN_START"])
-        self._arrays: tuple[EArray, EArray, int, np.dtype[Any]] | None = None
+        self._dirty = bool(raw.read_attribute(gid, "DIRTY"))
+        self._nelements = int(raw.read_attribute(gid, "NELEMENTS"))
+        self._nan_start = int(raw.read_attribute(gid, "NAN_START"))
+        self._arrays: tuple[Dataset, Dataset, int, np.dtype[Any]] | None = None
         self._firsts_: AnyArray | None = None
         self._chunks: dict[tuple[int, bool], AnyArray] = {}
         self._chunks_lock = threading.Lock()  # queries may run in several threads
 
-    def _open_arrays(self) -> tuple[EArray, EArray, int, np.dtype[Any]]:
-        """The ``sorted`` and ``rows`` arrays, their chunk length and the values' native
-        dtype (opened once)."""
+    @property
+    def _group(self) -> Group:
+        """The node of the index's column group (loaded when first needed)."""
+        group = self._group_
+        if group is None:
+            group = self._group_ = self._table._file._get_group(self._group_path)
+        return group
+
+    def _open_arrays(self) -> tuple[Dataset, Dataset, int, np.dtype[Any]]:
+        """The ``sorted`` and ``rows`` datasets, their chunk length and the values' native
+        dtype (opened once).
+
+        Raises
+        ------
+        HDF5ExtError
+            If the index group lacks them or they are not 1-D datasets of one chunk shape.
+        """
         arrays = self._arrays
         if arrays is None:
-            group = self._group
-            sorted_node, rows_node = group.get_child("sorted"), group.get_child("rows")
-            assert isinstance(sorted_node, EArray) and isinstance(rows_node, EArray)
-            chunkshape = sorted_node.chunkshape
-            chunkrows = int(chunkshape[0]) if chunkshape else _MAX_CHUNK_ROWS
-            arrays = self._arrays = (sorted_node, rows_node, chunkrows, sorted_node.dtype)
+            sorted_ds, rows_ds = (self._array(name) for name in ("sorted", "rows"))
+            chunks = sorted_ds.chunks
+            if chunks != rows_ds.chunks or len(sorted_ds.shape) != 1:
+                raise HDF5ExtError(f"the index arrays in {self._group_path} are malformed: "
+                                   f"'sorted' {sorted_ds.shape} in chunks {chunks}, 'rows' "
+                                   f"{rows_ds.shape} in chunks {rows_ds.chunks}")
+            chunkrows = int(chunks[0]) if chunks else _MAX_CHUNK_ROWS
+            dtype = sorted_ds.dtype
+            arrays = self._arrays = (sorted_ds, rows_ds, chunkrows,
+                                     dtype if dtype.isnative else dtype.newbyteorder("="))
         return arrays
+
+    def _array(self, name: str) -> Dataset:
+        """Open the dataset ``name`` of the index group (reads only: changes go through
+        the group's nodes)."""
+        try:
+            dsid = tree.open_child(self._gid, name)
+        except KeyError:
+            dsid = None
+        if tree.kind_of_id(dsid) is not tree.Kind.DATASET:
+            raise HDF5ExtError(f"the index in {self._group_path} has no {name!r} dataset: "
+                               f"the file is malformed")
+        return Dataset(dsid)
+
+    def _read(self, dataset: Dataset, start: int, stop: int) -> AnyArray:
+        """Elements ``start .. stop - 1`` of an index dataset, in native byte order."""
+        data = dataset.read_rows(start, stop - start)
+        return data if data.dtype.isnative else data.astype(data.dtype.newbyteorder("="))
 
     @property
     def _sorted(self) -> EArray:
-        return self._open_arrays()[0]
+        """The node of the sorted values (changes go through it)."""
+        node = self._group.get_child("sorted")
+        assert isinstance(node, EArray)
+        return node
 
     @property
     def _rows(self) -> EArray:
-        return self._open_arrays()[1]
+        """The node of the row numbers (changes go through it)."""
+        node = self._group.get_child("rows")
+        assert isinstance(node, EArray)
+        return node
 
     @property
     def _chunkrows(self) -> int:
@@ -319,13 +382,13 @@ class ColumnIndex:
     @property
     def _kind(self) -> str:
         if self._kind_ is None:
-            self._kind_ = str(self._group.attrs["KIND"])
+            self._kind_ = _string_attribute(self._gid, "KIND")
         return self._kind_
 
     @property
     def _optlevel(self) -> int:
         if self._optlevel_ is None:
-            self._optlevel_ = int(self._group.attrs["OPTLEVEL"])
+            self._optlevel_ = int(raw.read_attribute(self._gid, "OPTLEVEL"))
         return self._optlevel_
 
     # ------------------------------------------------------------------ building
@@ -516,11 +579,14 @@ class ColumnIndex:
     # ------------------------------------------------------------------ lookups
     @property
     def _firsts(self) -> AnyArray:
-        if self._firsts_ is None:
-            firsts = self._group.get_child("firsts")
-            assert isinstance(firsts, Array)
-            self._firsts_ = np.asarray(firsts[:])
-        return self._firsts_
+        firsts = self._firsts_
+        if firsts is None:
+            dataset = self._array("firsts")
+            if len(dataset.shape) != 1:
+                raise HDF5ExtError(f"the index in {self._group_path} has 'firsts' of shape "
+                                   f"{dataset.shape}, not 1-D: the file is malformed")
+            firsts = self._firsts_ = self._read(dataset, 0, dataset.shape[0])
+        return firsts
 
     def _chunk(self, number: int, of_rows: bool = False) -> AnyArray:
         """Chunk ``number`` of the sorted values (or of the row numbers); a few recent
@@ -528,12 +594,12 @@ class ColumnIndex:
         key = (number, of_rows)
         chunk = self._chunks.get(key)
         if chunk is None:
-            start = number * self._chunkrows
-            source = self._rows if of_rows else self._sorted
+            sorted_ds, rows_ds, chunkrows, _ = self._open_arrays()
+            start = number * chunkrows
             # One chunk through HDF5's own chunk lookup: no chunk index of the whole
             # array to build first (a lookup right after opening reads one chunk).
-            chunk = source._native(source._dataset.read(
-                (slice(start, min(start + self._chunkrows, self._nelements)),)))
+            chunk = self._read(rows_ds if of_rows else sorted_ds, start,
+                               min(start + chunkrows, self._nelements))
             with self._chunks_lock:
                 while len(self._chunks) >= _CACHED_CHUNKS:
                     del self._chunks[next(iter(self._chunks))]
@@ -632,14 +698,14 @@ class ColumnIndex:
         if (p1 - 1) // self._chunkrows == number:  # within one chunk: cached
             first = number * self._chunkrows
             return self._chunk(number, of_rows=True)[p0 - first : p1 - first].astype(np.int64)
-        return np.asarray(self._rows[p0:p1]).astype(np.int64, copy=False)
+        return self._read(self._open_arrays()[1], p0, p1).astype(np.int64, copy=False)
 
     def values(self, p0: int, p1: int) -> AnyArray:
         """The sorted values at positions ``p0 .. p1 - 1``."""
         p0, p1 = self._check_span(p0, p1)
         if p0 == p1:
             return np.empty(0, dtype=self.dtype)
-        return np.asarray(self._sorted[p0:p1])
+        return self._read(self._open_arrays()[0], p0, p1)
 
     def _clear_chunks(self) -> None:
         with self._chunks_lock:
@@ -689,7 +755,7 @@ class ColumnIndex:
         order = stable_argsort(new)
         new_values = new[order]
         at = self._insertion_point(new_values[:1])
-        fits = np.iinfo(self._rows.dtype).max >= total - 1
+        fits = np.iinfo(self._open_arrays()[1].dtype).max >= total - 1
         if not fits or self._nelements - at + len(new) > IN_MEMORY_MERGE_ROWS:
             self._rebuild()
             return
@@ -792,6 +858,33 @@ def _fill(group: Group, column: Column, dtype: np.dtype[Any], nrows: int, filter
     attrs["NAN_START"] = non_nan
 
 
+def _string_attribute(gid: Any, name: str) -> str:
+    """A string attribute of an index group (KeyError when absent, TypeError when it is
+    not a string)."""
+    value = raw.read_string_attribute(gid, name)
+    if value is None:
+        raise KeyError(f"attribute {name!r} does not exist")
+    return value
+
+
+def _stored_colpath(table: Table, gid: Any, name: str, colpath: str | None) -> str | None:
+    """The COLPATH of the column group ``gid`` (linked as ``name``) when it holds a
+    complete index of this layout version for ``table`` (of column ``colpath`` if given);
+    None otherwise."""
+    try:
+        if int(raw.read_attribute(gid, "HS_INDEX_VERSION")) != HS_INDEX_VERSION:
+            return None
+        stored = _string_attribute(gid, "COLPATH")
+        built_for = int(raw.read_attribute(gid, "TABLE_ADDRESS"))
+    except (KeyError, TypeError, ValueError):
+        return None  # not an index of ours, or one interrupted before its attributes
+    if column_key(stored) != name or (colpath is not None and stored != colpath):
+        return None
+    if built_for != tree.object_address(table._h5id):
+        return None  # built for another table (not moved by hyperslab, or copied)
+    return stored
+
+
 def _open_child(table: Table, parent: Group, name: str, colpath: str | None
                 ) -> ColumnIndex | None:
     """The index stored in group ``name`` of ``parent`` (of column ``colpath`` if given),
@@ -801,24 +894,60 @@ def _open_child(table: Table, parent: Group, name: str, colpath: str | None
     group = parent.get_child(name)
     if not isinstance(group, Group):
         return None
-    attrs = group.attrs
-    if "HS_INDEX_VERSION" not in attrs or int(attrs["HS_INDEX_VERSION"]) != HS_INDEX_VERSION:
+    stored = _stored_colpath(table, group._h5id, name, colpath)
+    return None if stored is None else ColumnIndex(table, group, stored)
+
+
+def _open_group_id(gid: Any, name: str) -> Any:
+    """The id of the group linked (hard) as ``name`` in ``gid``; None when there is no such
+    link; False when it is something else."""
+    kind = tree.link_kind(gid, name)
+    if kind is tree.Kind.UNKNOWN:
         return None
-    if "COLPATH" not in attrs:
+    if kind is not None:
+        return False  # a soft or external link
+    try:
+        oid = tree.open_child(gid, name)
+    except KeyError:
+        return False
+    return oid if tree.kind_of_id(oid) is tree.Kind.GROUP else False
+
+
+def _read_only_parent(table: Table) -> tuple[Any, str] | None:
+    """The id and path of the table's index group, opened without a node (read-only
+    files: no node of an index is ever needed there); None when there is none."""
+    parent = table.parent
+    name = index_group_name(table.name)
+    gid = _open_group_id(parent._h5id, name)
+    if gid is None:
         return None
-    stored = str(attrs["COLPATH"])
-    if column_key(stored) != name or (colpath is not None and stored != colpath):
+    path = join_path(parent._path, name)
+    if gid is False:
+        raise TypeError(f"{path} is not a group, so it cannot hold the indexes of table "
+                        f"{table._path}")
+    return gid, path
+
+
+def _read_only_child(table: Table, parent: tuple[Any, str], name: str, colpath: str | None
+                     ) -> ColumnIndex | None:
+    """:func:`_open_child` without nodes, in the group of :func:`_read_only_parent`."""
+    gid = _open_group_id(parent[0], name)
+    if not gid:
         return None
-    built_for = int(attrs["TABLE_ADDRESS"]) if "TABLE_ADDRESS" in attrs else -1
-    if built_for != tree.object_address(table._h5id):
-        return None  # built for another table (not moved by hyperslab, or copied)
-    return ColumnIndex(table, group, stored)
+    stored = _stored_colpath(table, gid, name, colpath)
+    if stored is None:
+        return None
+    return ColumnIndex(table, None, stored, gid=gid, path=join_path(parent[1], name))
 
 
 # ---------------------------------------------------------------------- table level
 def column_index(table: Table, colpath: str) -> ColumnIndex | None:
     """The stored index of column ``colpath`` of ``table``, or None (only that one is
     opened)."""
+    if table._file.mode == "r":
+        found = _read_only_parent(table)
+        return None if found is None else _read_only_child(table, found, column_key(colpath),
+                                                           colpath)
     parent = _table_group(table)
     if parent is None:
         return None
@@ -827,10 +956,20 @@ def column_index(table: Table, colpath: str) -> ColumnIndex | None:
 
 def table_indexes(table: Table) -> dict[str, ColumnIndex]:
     """Every stored index of ``table``, by column path name."""
+    found: dict[str, ColumnIndex] = {}
+    index: ColumnIndex | None
+    if table._file.mode == "r":
+        stored = _read_only_parent(table)
+        if stored is None:
+            return {}
+        for name in tree.list_links(stored[0]):
+            index = _read_only_child(table, stored, name, None)
+            if index is not None:
+                found[index.colpath] = index
+        return found
     parent = _table_group(table)
     if parent is None:
         return {}
-    found: dict[str, ColumnIndex] = {}
     for name in parent._link_table():
         index = _open_child(table, parent, name, None)
         if index is not None:
