@@ -390,6 +390,33 @@ def test_evaluate_into_out_and_on_empty(table: FakeTable) -> None:
     assert bound.evaluate(table.data[:0]).shape == (0,)
 
 
+@pytest.mark.parametrize("count", [0, 5, 1024, 1025, 3000])
+def test_evaluate_here_matches_and_stays_in_numexpr_serial_blocks(
+        count: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    """evaluate_here gives evaluate's mask, handing numexpr blocks small enough that it
+    evaluates them in the calling thread (waking its threads costs more than the work
+    for the few records of an indexed query)."""
+    from hyperslab.compute import conditions
+
+    data = make_data(count)
+    table = FakeTable(data)
+    bound = bind_condition(table, "(f8 > v) & ~b | (i1 < -5)", {"v": 30.0}, None)
+    expected = bound.evaluate(data)
+    sizes: list[int] = []
+    real = conditions.BoundCondition.evaluate
+
+    def spy(self: Any, records: np.ndarray, out: Any = None) -> np.ndarray:
+        sizes.append(len(records))
+        return real(self, records, out)
+
+    monkeypatch.setattr(conditions.BoundCondition, "evaluate", spy)
+    got = bound.evaluate_here(data)
+    np.testing.assert_array_equal(got, expected)
+    assert got.dtype == bool and got.shape == (count,)
+    assert sum(sizes) == count or sizes == [0]
+    assert max(sizes) <= conditions.NUMEXPR_SERIAL_ITEMS
+
+
 def test_evaluate_extended_precision_column() -> None:
     data = np.zeros(5, [("g", np.longdouble), ("k", "<i4")])
     data["g"] = np.arange(5)

@@ -501,14 +501,20 @@ class ChunkEngine:
     def _read_piece(self, piece: GatherPiece, out: AnyArray, nthreads: int) -> None:
         dataset = self._dataset
         target = out[piece.in_out]
-        if not dataset.chunk_is_written(piece.grid):
-            target[...] = self._fill_value()
-            return
-        if (piece.full_chunk and self.kind is RawKind.PLAIN and target.flags.c_contiguous
-                and dataset.read_raw_chunk_into(piece.grid, target.reshape(-1).view(np.uint8))
-                is not None):
-            return  # read straight into the output: no bytes object, one copy
-        raw, mask = dataset.read_raw_chunk(piece.grid)
+        whole_plain = piece.full_chunk and self.kind is RawKind.PLAIN
+        # Right after opening a read-only file, HDF5 finds a chunk or two faster than a
+        # chunk index of the whole dataset is built (whole plain chunks are read straight
+        # into the output instead).
+        stored = None if whole_plain else dataset.read_raw_chunk_looked_up(piece.grid)
+        if stored is None:
+            if not dataset.chunk_is_written(piece.grid):
+                target[...] = self._fill_value()
+                return
+            if (whole_plain and target.flags.c_contiguous and dataset.read_raw_chunk_into(
+                    piece.grid, target.reshape(-1).view(np.uint8)) is not None):
+                return  # read straight into the output: no bytes object, one copy
+            stored = dataset.read_raw_chunk(piece.grid)
+        raw, mask = stored
         if piece.full_chunk and target.flags.c_contiguous:
             self._decode(raw, mask, target, piece.grid, nthreads)
             return

@@ -143,7 +143,7 @@ def _scan(
 def _collected(bound: BoundCondition, batches: Iterator[tuple[np.ndarray, np.ndarray]],
                collect: Collect[Result]) -> Iterator[Result]:
     for rows, records in batches:
-        mask = bound.evaluate(records)
+        mask = bound.evaluate_here(records)
         if mask.any():
             yield collect(rows, records, mask)
 
