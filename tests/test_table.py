@@ -419,5 +419,9 @@ def test_few_rows_of_a_blosc2_read_only_table_list_no_chunks(
         patch.undo()
         unwritten = f.root.t.read_coordinates([1500, 1999, 5])  # falls back to the index
         assert unwritten.tobytes() == expected[[1500, 1999, 5]].tobytes()
+    with hyperslab.open_file(path) as f, monkeypatch.context() as patch:
+        patch.setattr(chunkindex.ChunkIndex, "build", refuse)  # slices (sorted tables) too
+        assert f.root.t.read(100, 300).tobytes() == expected[100:300].tobytes()
+        assert f.root.t[5:70:3].tobytes() == expected[5:70:3].tobytes()
     with h5py.File(path) as f:
         assert f["t"][[5, 1500, 1999]].tobytes() == expected[[5, 1500, 1999]].tobytes()
