@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import itertools
 import math
+import os
 from pathlib import Path
 from typing import Any
 
@@ -334,6 +335,83 @@ def test_decode_items_of_one_dimensional_frames(data: st.DataObject) -> None:
         assert decode_items(frame, positions, dtype) is None
 
 
+@settings(max_examples=100, deadline=None)
+@given(data=st.data())
+def test_items_from_a_frame_read_only_where_needed(data: st.DataObject) -> None:
+    """load_frame_structure plus the streams of the wanted blocks are all decode_items
+    reads: bytes never loaded (poisoned here) do not change the items."""
+    from hyperslab.codecs.cframe_region import frame_blocks, load_frame_structure
+
+    dtype = data.draw(st.sampled_from(["<i8", ">f4", "u1", "V24"]))
+    size = data.draw(st.integers(1, 3000))
+    items = np.frombuffer(np.random.default_rng(size).integers(
+        0, 5, size * np.dtype(dtype).itemsize, dtype=np.uint8).tobytes(), dtype=dtype)
+    per_block = data.draw(st.integers(1, size))
+    if data.draw(st.booleans()):
+        frame = _chunk_frame(items, (0,), (size,), (per_block,), "lz4")
+    else:
+        itemsize = items.dtype.itemsize
+        frame = bytes(blosc2.SChunk(chunksize=items.nbytes, data=items, cparams={
+            "typesize": min(itemsize, 255), "blocksize": per_block * itemsize,
+            "codec": blosc2.Codec.LZ4}).to_cframe())
+    sparse = np.full(len(frame), 0xA5, dtype=np.uint8)
+    loaded: list[tuple[int, int]] = []
+
+    def load(start: int, stop: int) -> None:
+        assert 0 <= start <= stop <= len(frame)
+        loaded.append((start, stop))
+        sparse[start:stop] = np.frombuffer(frame, dtype=np.uint8)[start:stop]
+
+    from unittest import mock
+
+    from hyperslab.codecs import cframe_region
+
+    head = data.draw(st.sampled_from([112, 300, 4096]))  # what is read first
+    with mock.patch.object(cframe_region, "FRAME_HEAD_BYTES", head):
+        if not load_frame_structure(sparse, load):
+            return  # a layout it does not know: the caller reads the whole frame
+    blocks = frame_blocks(sparse, dtype)
+    assert (blocks is None) == (frame_blocks(frame, dtype) is None)
+    if blocks is None:
+        return
+    positions = np.unique(data.draw(st.lists(st.integers(0, size - 1), min_size=1,
+                                             max_size=20))).astype(np.int64)
+    for number in np.unique(positions // blocks.blockshape[0]).tolist():
+        load(*blocks.stream_range(number))
+    got = decode_items(blocks, positions, dtype, max_share=1.0)
+    if got is not None:
+        assert got.tobytes() == items[positions].tobytes()
+
+
+def test_frame_structure_of_malformed_frames_is_refused_or_checked() -> None:
+    """Truncated or corrupted frames: load_frame_structure answers False, or the parse
+    of what it loaded raises FrameError; it never reads outside the frame."""
+    from hyperslab.codecs.cframe import FrameError
+    from hyperslab.codecs.cframe_region import frame_blocks, load_frame_structure
+
+    items = np.arange(3000, dtype="<i8") // 7
+    frame = bytes(blosc2.SChunk(chunksize=items.nbytes, data=items, cparams={
+        "typesize": 8, "blocksize": 4000, "codec": blosc2.Codec.LZ4}).to_cframe())
+    rng = np.random.default_rng(3)
+    bads = [frame[:n] for n in range(0, len(frame), 97)]
+    for _ in range(300):
+        bad = bytearray(frame)
+        for pos in rng.integers(0, 200, 2).tolist() + rng.integers(0, len(bad), 1).tolist():
+            bad[pos] = int(rng.integers(0, 256))
+        bads.append(bytes(bad))
+    for bad in bads:
+        view = np.frombuffer(bad, dtype=np.uint8)
+
+        def load(start: int, stop: int, size: int = len(bad)) -> None:
+            assert 0 <= start <= stop <= size
+
+        if load_frame_structure(view, load):
+            try:
+                frame_blocks(view, "<i8")
+            except FrameError:
+                pass
+
+
 def test_table_rows_by_coordinates_decode_only_their_blocks(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """A few rows of a Blosc2 table with big chunks cost one block each, not a chunk."""
@@ -367,6 +445,68 @@ def test_table_rows_by_coordinates_decode_only_their_blocks(
     assert calls["whole"] == 0 and 0 < calls["blocks"] <= 5  # 3 and 4 share a block
 
 
+def test_table_rows_right_after_opening_read_only_their_blocks(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A few rows of a read-only Blosc2 table read from the file the frame's structure and
+    their blocks, not the whole frame; later rows in other blocks read those blocks, and
+    a whole-chunk decode reads the rest first."""
+    from hyperslab.storage import rawchunks
+
+    rows = np.zeros(200_000, [("a", "<i4"), ("b", "<i4"), ("c", "<f8"), ("d", "<f8")])
+    rows["a"] = np.arange(200_000)
+    rows["c"] = np.sin(rows["a"])  # poorly compressible: a frame of about a megabyte,
+    rows["d"] = np.cos(rows["a"])  # in ~20 blocks
+    path = tmp_path / "t.h5"
+    with hyperslab.open_file(path, "w") as f:
+        f.create_table("/", "t", rows, chunkshape=(100_000,),
+                       filters=hyperslab.Filters(5, "blosc2:lz4", shuffle=True))
+    read: list[int] = []
+    real = rawchunks.SparseChunk.load
+
+    def counted(self: Any, start: int, stop: int) -> None:
+        before = len(self._loaded)
+        real(self, start, stop)
+        if len(self._loaded) > before:
+            read.append(stop - start)
+
+    monkeypatch.setattr(rawchunks.SparseChunk, "load", counted)
+    with hyperslab.open_file(path) as f:
+        table = f.root.t
+        frame = table._dataset.raw_chunks()._look_up_one((1,)).size
+        got = table.read_coordinates([150_000, 150_001])
+        assert got.tobytes() == rows[[150_000, 150_001]].tobytes()
+        first = sum(read)
+        assert 0 < first < frame / 4
+        got = table.read_coordinates([199_999, 100_000])  # other blocks of the chunk
+        assert got.tobytes() == rows[[199_999, 100_000]].tobytes()
+        assert first < sum(read) < frame / 2
+        many = np.arange(100_000, 200_000, 97)  # most blocks: the chunk is decoded whole
+        assert table.read_coordinates(many).tobytes() == rows[many].tobytes()
+        assert sum(read) > frame
+
+
+def test_a_sparse_chunk_past_the_end_of_the_file_is_a_clear_error(tmp_path: Path) -> None:
+    """Reading stored bytes the file does not have (a truncated file) raises HDF5ExtError,
+    as reading a whole chunk does; ranges outside the chunk are refused."""
+    from hyperslab.errors import HDF5ExtError
+    from hyperslab.storage.chunkindex import ChunkLocation
+    from hyperslab.storage.rawchunks import SparseChunk
+
+    path = tmp_path / "short.bin"
+    path.write_bytes(b"x" * 1000)
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        chunk = SparseChunk(fd, ChunkLocation(900, 400, 0))
+        chunk.load(0, 100)
+        assert chunk.buffer[:100].tobytes() == b"x" * 100
+        with pytest.raises(HDF5ExtError, match="shorter than the chunk"):
+            chunk.load(0, 400)
+        with pytest.raises(ValueError, match="not within a chunk of 400 bytes"):
+            chunk.load(300, 401)
+    finally:
+        os.close(fd)
+
+
 def test_point_reads_keep_parsed_chunks_of_read_only_files_only(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Repeated row fetches (indexed queries) of a read-only file read and parse each
@@ -395,7 +535,7 @@ def test_point_reads_keep_parsed_chunks_of_read_only_files_only(
 
         return counted
 
-    for method in ("read_raw_chunk", "read_raw_chunk_looked_up"):  # with or without index
+    for method in ("read_raw_chunk", "sparse_chunk_looked_up"):  # with or without index
         monkeypatch.setattr(Dataset, method, counting(method))
     with hyperslab.open_file(path) as f:
         for _ in range(3):

@@ -28,10 +28,17 @@ from hyperslab.chunked.regions import Box, ChunkPiece, box_of, byte_runs, chunk_
 from hyperslab.codecs import cframe
 from hyperslab.codecs.blockshape import choose_blockshape
 from hyperslab.codecs.blosc2_filter import Blosc2Params, decode_chunk
-from hyperslab.codecs.cframe_region import FrameBlocks, decode_items, decode_region, frame_blocks
+from hyperslab.codecs.cframe_region import (
+    FrameBlocks,
+    decode_items,
+    decode_region,
+    frame_blocks,
+    load_frame_structure,
+)
 from hyperslab.codecs.ids import BLOSC2 as BLOSC2_ID
 from hyperslab.errors import HDF5ExtError, NoSuchChunkError
 from hyperslab.storage.datasets import Dataset
+from hyperslab.storage.rawchunks import SparseChunk
 
 _PARALLEL_MIN_BYTES = 1 << 18
 """Chunks smaller than this are (de)compressed in the calling thread: a task costs more.
@@ -92,10 +99,23 @@ class _PointChunk(NamedTuple):
     """A stored chunk as point reads use it: its bytes, filter mask and, where its blocks
     can be decoded alone, the parsed frame and its last decoded blocks (read-only files)."""
 
-    raw: bytes
+    raw: Any  # bytes, or the buffer of ``sparse``
     mask: int
     blocks: FrameBlocks | None
     decoded: _DecodedBlocks | None
+    sparse: SparseChunk | None = None  # read so far: the frame's structure, some blocks
+
+    def complete_raw(self) -> Any:
+        """The whole stored chunk (what is not read yet is read now)."""
+        if self.sparse is not None:
+            self.sparse.load_all()
+        return self.raw
+
+    def load_blocks(self, numbers: Any) -> None:
+        """Read the compressed streams of blocks ``numbers`` where not read yet."""
+        if self.sparse is not None and self.blocks is not None:
+            for number in numbers:
+                self.sparse.load(*self.blocks.stream_range(number))
 
 
 class RawKind(enum.Enum):
@@ -452,15 +472,20 @@ class ChunkEngine:
         point = self._point_chunk(grid)
         if point is None:
             return np.full(len(positions), self._fill_value(), dtype=self._dtype)
-        if point.blocks is not None:
+        blocks = point.blocks
+        if blocks is not None:
+            if point.sparse is not None:
+                per_block = blocks.blockshape[0]
+                numbers = np.unique(positions // per_block).tolist()
+                if numbers[-1] * per_block < blocks.chunkshape[0] and numbers[0] >= 0:
+                    point.load_blocks(numbers)  # else decode_items answers None
             try:
-                items = decode_items(point.blocks, positions, self._dtype,
-                                     store=point.decoded)
+                items = decode_items(blocks, positions, self._dtype, store=point.decoded)
             except cframe.FrameError as exc:
                 raise self._corrupt(grid, exc) from exc
             if items is not None:
                 return items
-        chunk: AnyArray = self._decoded(point.raw, point.mask, grid, nthreads)
+        chunk: AnyArray = self._decoded(point.complete_raw(), point.mask, grid, nthreads)
         return chunk[positions]
 
     def _point_chunk(self, grid: tuple[int, ...]) -> _PointChunk | None:
@@ -473,23 +498,31 @@ class ChunkEngine:
                 return cached
         dataset = self._dataset
         # Right after opening, HDF5 finds a chunk or two faster than a chunk index of
-        # the whole dataset is built.
-        stored = dataset.read_raw_chunk_looked_up(grid)
-        if stored is None:
+        # the whole dataset is built; and of its frame (a megabyte) only the structure and
+        # the blocks holding the rows are read.
+        sparse = dataset.sparse_chunk_looked_up(grid)
+        if sparse is not None:
+            raw: Any = sparse.buffer
+            mask = sparse.filter_mask
+            partial = self._partial_decoding and not mask & _SKIP_FIRST_FILTER
+            if not (partial and load_frame_structure(raw, sparse.load)):
+                sparse.load_all()
+        else:
             if not dataset.chunk_is_written(grid):
                 return None
-            stored = dataset.read_raw_chunk(grid)
-        raw, mask = stored
+            raw, mask = dataset.read_raw_chunk(grid)
         blocks = None
         if self._partial_decoding and not mask & _SKIP_FIRST_FILTER:
             try:
                 blocks = frame_blocks(raw, self._dtype)
             except cframe.FrameError as exc:
                 raise self._corrupt(grid, exc) from exc
+        if blocks is None and sparse is not None:
+            sparse.load_all()  # decoded whole
         if not dataset.raw_chunks().uses_pread:
             return _PointChunk(raw, mask, blocks, None)
         # A read-only file: the chunk cannot change, keep it.
-        point = _PointChunk(raw, mask, blocks, _DecodedBlocks())
+        point = _PointChunk(raw, mask, blocks, _DecodedBlocks(), sparse)
         with self._frames_lock:
             self._frames[grid] = point
             self._frames_bytes += len(raw)

@@ -26,12 +26,22 @@ import numpy as np
 
 from hyperslab._typing import AnyArray, DTypeLike
 from hyperslab.codecs.cframe import (
+    _HEADER_MINLEN,
     _PARTIAL_FILTERS,
+    _TRAILER_MINLEN,
+    FrameError,
     _byte_view,
+    _chunk_offset,
     _decompress,
     parse_frame,
 )
-from hyperslab.codecs.cframe_item import CHUNK_HEAD, block_chunk, block_ends
+from hyperslab.codecs.cframe_item import (
+    _FRAME_SIZES,
+    CHUNK_EXTLEN,
+    CHUNK_HEAD,
+    block_chunk,
+    block_ends,
+)
 
 DEFAULT_MAX_SHARE: Final = 0.5
 """Above this share of the chunk's blocks, decoding the whole chunk at once is cheaper."""
@@ -60,6 +70,11 @@ class FrameBlocks:
     nbytes: int
     begins: AnyArray
     ends: AnyArray
+    start: int = 0  # where the chunk starts in the frame
+
+    def stream_range(self, number: int) -> tuple[int, int]:
+        """Where the compressed streams of block ``number`` are in the frame."""
+        return self.start + int(self.begins[number]), self.start + int(self.ends[number])
 
     def decode(self, number: int, flat: AnyArray) -> bool:
         """Decode block ``number`` into ``flat`` (bytes); False if it cannot be cut out."""
@@ -110,7 +125,67 @@ def frame_blocks(buf: Any, dtype: DTypeLike) -> FrameBlocks | None:
     streams = block_ends(chunk, -(-nbytes // blocksize))
     if streams is None:
         return None
-    return FrameBlocks(chunk, tuple(blockshape), tuple(chunkshape), blocksize, nbytes, *streams)
+    return FrameBlocks(chunk, tuple(blockshape), tuple(chunkshape), blocksize, nbytes, *streams,
+                       layout.chunk_start)
+
+
+FRAME_HEAD_BYTES: Final = 4096
+"""What :func:`load_frame_structure` reads first: a frame's header, and usually its
+chunk's header and block starts, lie within it."""
+FRAME_TAIL_MAX: Final = 1 << 16
+"""Frames whose offsets chunk and trailer take more bytes than this are read whole."""
+
+
+def load_frame_structure(view: Any, load: Any) -> bool:
+    """Load the parts of a one-chunk frame that :func:`frame_blocks` reads: its header,
+    its offsets chunk and trailer, and its chunk's header and block starts.
+
+    Parameters
+    ----------
+    view : bytes-like
+        A buffer of the frame's length, filled only where ``load`` has filled it.
+    load : callable
+        ``load(start, stop)`` fills bytes ``start .. stop - 1`` of ``view``.
+
+    Returns
+    -------
+    bool
+        False when those parts are not where a frame of this layout keeps them (a frame
+        of another kind, or a malformed one): the caller loads the whole frame, and
+        parsing it says what is wrong.
+    """
+    buf = _byte_view(view)
+    size = buf.nbytes
+    if size < _HEADER_MINLEN + _TRAILER_MINLEN:
+        return False
+    head = min(size, FRAME_HEAD_BYTES)
+    load(0, head)
+    header_len, frame_len, cbytes = _FRAME_SIZES.unpack_from(buf, 0)
+    data_end = header_len + cbytes
+    if (frame_len != size or not _HEADER_MINLEN <= header_len or cbytes < 0
+            or data_end + _TRAILER_MINLEN > size or size - data_end > FRAME_TAIL_MAX):
+        return False
+    if header_len > head:
+        load(head, header_len)
+    load(data_end, size)
+    try:
+        offset = _chunk_offset(buf, data_end, size - _TRAILER_MINLEN)
+    except FrameError:
+        return False
+    if offset < 0:
+        return True  # a special chunk (zeros, NaNs...): no data to read
+    start = header_len + offset
+    if not header_len <= start <= data_end - CHUNK_EXTLEN:
+        return False
+    load(start, start + CHUNK_EXTLEN)
+    nbytes, blocksize = CHUNK_HEAD.unpack_from(buf, start)[4:6]
+    if nbytes < 0 or blocksize <= 0:
+        return False
+    table_end = start + CHUNK_EXTLEN + 4 * -(-nbytes // blocksize)
+    if table_end > data_end:
+        return False
+    load(start, table_end)
+    return True
 
 
 def decode_region(
@@ -223,16 +298,17 @@ def decode_items(
     for number, first, last in zip(wanted.tolist(), firsts.tolist(), lasts, strict=True):
         values = None if store is None else store.get(number)
         if values is None:
-            if block is None:
+            if block is None or store is not None:  # a kept block is the store's own
                 block = np.empty(per_block, dtype=dt)
             if not blocks.decode(number, block.view(np.uint8)):
                 return None
             values = block
             if store is not None:
-                store.put(number, block.copy())
+                store.put(number, block)
         out[first:last] = values[positions[first:last] - number * per_block]
     return out
 
 
-__all__ = ["DEFAULT_MAX_SHARE", "BlockStore", "FrameBlocks", "decode_items",
-           "decode_region", "frame_blocks"]
+__all__ = ["DEFAULT_MAX_SHARE", "FRAME_HEAD_BYTES", "FRAME_TAIL_MAX", "BlockStore",
+           "FrameBlocks", "decode_items", "decode_region", "frame_blocks",
+           "load_frame_structure"]

@@ -21,7 +21,7 @@ from hyperslab._typing import AnyArray, Shape
 from hyperslab.errors import FilterNotAvailableError, HDF5ExtError, NotChunkedError
 from hyperslab.storage import compound
 from hyperslab.storage.chunkindex import ChunkIndex, ChunkLocation
-from hyperslab.storage.rawchunks import RawChunks
+from hyperslab.storage.rawchunks import RawChunks, SparseChunk
 
 UNLIMITED = h5s.UNLIMITED
 
@@ -836,6 +836,20 @@ class Dataset:
         if raw is None:
             raw = self.raw_chunks()
         return raw.read_looked_up(tuple(int(c) for c in grid_coords))
+
+    def sparse_chunk_looked_up(self, grid_coords: Sequence[int]) -> SparseChunk | None:
+        """One chunk's stored bytes as a :class:`SparseChunk` (read where asked for),
+        found as :meth:`read_raw_chunk_looked_up` finds it; None where that answers None.
+
+        Raises
+        ------
+        NotChunkedError
+            If the dataset is not chunked.
+        """
+        raw = self._raw
+        if raw is None:
+            raw = self.raw_chunks()
+        return raw.sparse_looked_up(tuple(int(c) for c in grid_coords))
 
     def read_raw_chunk_into(self, grid_coords: Sequence[int], buffer: Any) -> int | None:
         """Read one chunk's stored bytes straight into ``buffer`` (writable, exactly the

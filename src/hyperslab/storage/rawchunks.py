@@ -55,7 +55,7 @@ from typing import Any
 import numpy as np
 from h5py import h5d, h5f, h5fd, h5i
 
-from hyperslab._typing import Shape
+from hyperslab._typing import AnyArray, Shape
 from hyperslab.errors import (
     ClosedNodeError,
     FileModeError,
@@ -103,6 +103,67 @@ LOOKUP_BUDGET = 128
 """HDF5 look-ups :meth:`RawChunks.read_pieces` makes (about 18 us each, measured on a
 10M-row table; chunks already looked up are remembered) before it builds the chunk index
 instead (about 3 ms there)."""
+
+
+class SparseChunk:
+    """The stored bytes of one chunk of a read-only file, read from the file only where
+    :meth:`load` asks for them (ranges are read once).
+
+    Attributes
+    ----------
+    buffer : numpy.ndarray
+        ``uint8`` of the chunk's stored size; only loaded ranges hold the chunk's bytes
+        (the rest is never touched, so it costs neither reading nor page faults).
+    filter_mask : int
+        The chunk's filter mask.
+    """
+
+    __slots__ = ("_complete", "_fd", "_loaded", "_name", "_offset", "buffer", "filter_mask")
+
+    def __init__(self, fd: int, location: ChunkLocation,
+                 name: Callable[[], str] | None = None) -> None:
+        self._fd = fd
+        self._offset = location.offset
+        self._name = name
+        self.filter_mask = location.filter_mask
+        self.buffer: AnyArray = np.empty(location.size, dtype=np.uint8)
+        self._loaded: set[tuple[int, int]] = set()
+        self._complete = False
+
+    @property
+    def complete(self) -> bool:
+        """Whether every byte has been read."""
+        return self._complete
+
+    def load(self, start: int, stop: int) -> None:
+        """Read bytes ``start .. stop - 1`` of the chunk into :attr:`buffer` (once).
+
+        Raises
+        ------
+        ValueError
+            If the range is not within the chunk.
+        HDF5ExtError
+            If the file holds fewer bytes than the range (a truncated file).
+        """
+        start, stop = int(start), int(stop)
+        if not 0 <= start <= stop <= self.buffer.shape[0]:
+            raise ValueError(f"bytes {start}..{stop} are not within a chunk of "
+                             f"{self.buffer.shape[0]} bytes")
+        if self._complete or start == stop or (start, stop) in self._loaded:
+            return
+        wanted = stop - start
+        if os.preadv(self._fd, [self.buffer[start:stop].data],
+                     self._offset + start) != wanted:
+            where = f" of {self._name()}" if self._name is not None else ""
+            raise HDF5ExtError(f"the file{where} is shorter than the chunk at byte "
+                               f"{self._offset}: it may be truncated")
+        self._loaded.add((start, stop))
+
+    def load_all(self) -> None:
+        """Read every byte of the chunk."""
+        if not self._complete:
+            self.load(0, self.buffer.shape[0])
+            self._complete = True
 
 
 class RawChunks:
@@ -330,6 +391,22 @@ class RawChunks:
         if len(data) != found.size:
             raise self._short_read(coords, found.size, len(data))
         return data, found.filter_mask
+
+    def sparse_looked_up(self, coords: tuple[int, ...]) -> SparseChunk | None:
+        """One chunk found as :meth:`read_looked_up` finds it, as a :class:`SparseChunk`
+        whose bytes are read only where asked for (a few rows of a Blosc2 table need its
+        frame's structure and a block or two, not the megabyte of the whole frame).
+
+        None where :meth:`read_looked_up` would answer None.
+        """
+        fd = self._fd
+        if (fd is None or self._base is not None or self._lookups >= LOOKUP_BUDGET
+                or not self._dsid.id):
+            return None
+        found = self._look_up_one(coords)
+        if found is None:
+            return None
+        return SparseChunk(fd, found, self._name)
 
     def read_into(self, coords: Any, buffer: Any) -> int | None:
         """Read the stored bytes of one chunk straight into ``buffer`` (a writable byte
@@ -895,4 +972,4 @@ def _fast_direct_reads(
     return read, read_range
 
 
-__all__ = ["LOOKUP_BUDGET", "OVERLAY_MIN", "RESOLVE_BUDGET", "RawChunks"]
+__all__ = ["LOOKUP_BUDGET", "OVERLAY_MIN", "RESOLVE_BUDGET", "RawChunks", "SparseChunk"]
