@@ -741,7 +741,19 @@ def _make_layout_col(layout: CompoundLayout, path: str, field: np.dtype[Any], df
         return BoolCol(shape=shape, dflt=dflt)
     if base.kind not in "biufcS":
         raise TypeError(f"column {path!r}: unsupported field type {field}")
-    return Col.from_dtype(field, dflt)
+    if base.kind not in "biuf":
+        return Col.from_dtype(field, dflt)
+    # Numbers: their column class straight away (a table's description is made when it
+    # is first used after opening; the general path builds an atom first).
+    native = base.newbyteorder("=")
+    col_class = _NUMBER_COLS.get(native)
+    if col_class is None:
+        col_class = _NUMBER_COLS[native] = type(Col.from_dtype(native))
+    return col_class(shape=shape, dflt=dflt)
+
+
+_NUMBER_COLS: dict[np.dtype[Any], type[Col]] = {}
+"""The column class of each number dtype met (native order): ``Int32Col``..."""
 
 
 def _layout_enum_col(enum: Enum, base: np.dtype[Any], shape: Shape, fill: Any) -> EnumCol:

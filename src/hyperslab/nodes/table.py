@@ -113,13 +113,14 @@ class Table(IndexedTable, Leaf):
     def _field_fills(self, dtype: np.dtype[Any]) -> list[Any] | None:
         """Column defaults from the FIELD_<j>_FILL attributes, or None without them."""
         h5id = self._h5id
-        if not raw.has_attribute(h5id, "FIELD_0_FILL"):
-            return None
-        present = set(raw.attribute_names(h5id))  # one listing, not a probe per column
         fills: list[Any] = []
         for j in range(_leaf_count(dtype)):
-            name = f"FIELD_{j}_FILL"
-            fills.append(raw.read_attribute(h5id, name) if name in present else None)
+            try:  # all present as a rule (PyTables writes them all): no listing first
+                fills.append(raw.read_attribute(h5id, f"FIELD_{j}_FILL"))
+            except KeyError:
+                if j == 0:
+                    return None
+                fills.append(None)
         return fills
 
     @property

@@ -191,6 +191,7 @@ class Dataset:
         "_layout",
         "_layout_error",
         "_mtype",
+        "_pipeline",
         "_raw",
         "_read_only",
         "_shape",
@@ -205,6 +206,7 @@ class Dataset:
         self._layout: compound.CompoundLayout | None = None
         self._layout_error: TypeError | None = None
         self._mtype: h5t.TypeID | None = None
+        self._pipeline: tuple[RawFilter, ...] | None = None
         self._dtype: np.dtype[Any]
         ftype = dsid.get_type()
         if ftype.get_class() == h5t.COMPOUND and compound.complex_dtype_of(ftype) is None:
@@ -378,7 +380,14 @@ class Dataset:
         return self._extent == h5s.NULL
 
     def pipeline(self) -> tuple[RawFilter, ...]:
-        """The filter pipeline as stored in the file, in application order."""
+        """The filter pipeline as stored in the file, in application order (read once: a
+        dataset's pipeline is fixed at its creation)."""
+        steps = self._pipeline
+        if steps is None:
+            steps = self._pipeline = self._read_pipeline()
+        return steps
+
+    def _read_pipeline(self) -> tuple[RawFilter, ...]:
         dcpl = self.dsid.get_create_plist()
         steps = []
         for i in range(dcpl.get_nfilters()):
