@@ -36,7 +36,7 @@ from hyperslab.nodes.indexstore import (
     set_auto_index,
     table_indexes,
 )
-from hyperslab.storage.datasets import Dataset
+from hyperslab.storage.vectors import Vector
 
 SORT_DTYPES = ["i1", "i2", "i4", "i8", "u1", "u2", "u4", "u8", "f2", "f4", "f8", "?", "S3"]
 
@@ -330,16 +330,16 @@ def test_positions_read_one_chunk_per_bound(indexed: tuple[Any, np.ndarray],
     index = ColumnIndex.open(table, "i4")
     assert index is not None
     reads: list[tuple[int, int]] = []
-    dataset = index._open_arrays()[0]
-    real_read = Dataset.read_rows
+    array = index._open_arrays()[0]
+    real_read = Vector.read
 
-    def spy(self: Dataset, start: int, count: int, *args: Any, **kwargs: Any) -> np.ndarray:
-        if self is dataset:
-            reads.append((start, start + count))
-        return real_read(self, start, count, *args, **kwargs)
+    def spy(self: Vector, start: int, stop: int) -> np.ndarray:
+        if self is array:
+            reads.append((start, stop))
+        return real_read(self, start, stop)
 
     index._chunks.clear()
-    monkeypatch.setattr(Dataset, "read_rows", spy)
+    monkeypatch.setattr(Vector, "read", spy)
     p0, p1 = index.positions(-10, True, 10, False)
     assert p1 - p0 == int(((records["i4"] >= -10) & (records["i4"] < 10)).sum())
     assert len(reads) == 2 and all(b - a <= 16 for a, b in reads)

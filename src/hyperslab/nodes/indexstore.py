@@ -53,7 +53,7 @@ from hyperslab.nodes.indexsort import (
 from hyperslab.nodes.naming import join_path
 from hyperslab.storage import attributes as raw
 from hyperslab.storage import tree
-from hyperslab.storage.datasets import Dataset
+from hyperslab.storage.vectors import Vector
 
 if TYPE_CHECKING:
     from hyperslab.nodes.table import Table
@@ -308,7 +308,7 @@ class ColumnIndex:
         self._dirty = bool(raw.read_attribute(gid, "DIRTY"))
         self._nelements = int(raw.read_attribute(gid, "NELEMENTS"))
         self._nan_start = int(raw.read_attribute(gid, "NAN_START"))
-        self._arrays: tuple[Dataset, Dataset, int, np.dtype[Any]] | None = None
+        self._arrays: tuple[Vector, Vector, int, np.dtype[Any]] | None = None
         self._firsts_: AnyArray | None = None
         self._chunks: dict[tuple[int, bool], AnyArray] = {}
         self._chunks_lock = threading.Lock()  # queries may run in several threads
@@ -321,45 +321,38 @@ class ColumnIndex:
             group = self._group_ = self._table._file._get_group(self._group_path)
         return group
 
-    def _open_arrays(self) -> tuple[Dataset, Dataset, int, np.dtype[Any]]:
-        """The ``sorted`` and ``rows`` datasets, their chunk length and the values' native
+    def _open_arrays(self) -> tuple[Vector, Vector, int, np.dtype[Any]]:
+        """The ``sorted`` and ``rows`` arrays, their chunk length and the values' native
         dtype (opened once).
 
         Raises
         ------
         HDF5ExtError
-            If the index group lacks them or they are not 1-D datasets of one chunk shape.
+            If the index group lacks them or they are not 1-D arrays of one chunk shape.
         """
         arrays = self._arrays
         if arrays is None:
-            sorted_ds, rows_ds = (self._array(name) for name in ("sorted", "rows"))
-            chunks = sorted_ds.chunks
-            if chunks != rows_ds.chunks or len(sorted_ds.shape) != 1:
+            sorted_values, rows = (self._array(name) for name in ("sorted", "rows"))
+            chunks = sorted_values.chunks
+            if chunks != rows.chunks or rows.dtype.kind not in "iu":
                 raise HDF5ExtError(f"the index arrays in {self._group_path} are malformed: "
-                                   f"'sorted' {sorted_ds.shape} in chunks {chunks}, 'rows' "
-                                   f"{rows_ds.shape} in chunks {rows_ds.chunks}")
+                                   f"'sorted' in chunks {chunks}, 'rows' of {rows.dtype} "
+                                   f"in chunks {rows.chunks}")
             chunkrows = int(chunks[0]) if chunks else _MAX_CHUNK_ROWS
-            dtype = sorted_ds.dtype
-            arrays = self._arrays = (sorted_ds, rows_ds, chunkrows,
-                                     dtype if dtype.isnative else dtype.newbyteorder("="))
+            arrays = self._arrays = (sorted_values, rows, chunkrows, sorted_values.dtype)
         return arrays
 
-    def _array(self, name: str) -> Dataset:
-        """Open the dataset ``name`` of the index group (reads only: changes go through
-        the group's nodes)."""
+    def _array(self, name: str) -> Vector:
+        """Open the array ``name`` of the index group (reads only: changes go through the
+        group's nodes)."""
+        path = f"{self._group_path}/{name}"
         try:
-            dsid = tree.open_child(self._gid, name)
+            return Vector(tree.open_child(self._gid, name), path)
         except KeyError:
-            dsid = None
-        if tree.kind_of_id(dsid) is not tree.Kind.DATASET:
             raise HDF5ExtError(f"the index in {self._group_path} has no {name!r} dataset: "
-                               f"the file is malformed")
-        return Dataset(dsid)
-
-    def _read(self, dataset: Dataset, start: int, stop: int) -> AnyArray:
-        """Elements ``start .. stop - 1`` of an index dataset, in native byte order."""
-        data = dataset.read_rows(start, stop - start)
-        return data if data.dtype.isnative else data.astype(data.dtype.newbyteorder("="))
+                               f"the file is malformed") from None
+        except TypeError as exc:
+            raise HDF5ExtError(f"the index array {path} is malformed: {exc}") from None
 
     @property
     def _sorted(self) -> EArray:
@@ -581,11 +574,8 @@ class ColumnIndex:
     def _firsts(self) -> AnyArray:
         firsts = self._firsts_
         if firsts is None:
-            dataset = self._array("firsts")
-            if len(dataset.shape) != 1:
-                raise HDF5ExtError(f"the index in {self._group_path} has 'firsts' of shape "
-                                   f"{dataset.shape}, not 1-D: the file is malformed")
-            firsts = self._firsts_ = self._read(dataset, 0, dataset.shape[0])
+            array = self._array("firsts")
+            firsts = self._firsts_ = array.read(0, len(array))
         return firsts
 
     def _chunk(self, number: int, of_rows: bool = False) -> AnyArray:
@@ -598,8 +588,8 @@ class ColumnIndex:
             start = number * chunkrows
             # One chunk through HDF5's own chunk lookup: no chunk index of the whole
             # array to build first (a lookup right after opening reads one chunk).
-            chunk = self._read(rows_ds if of_rows else sorted_ds, start,
-                               min(start + chunkrows, self._nelements))
+            chunk = (rows_ds if of_rows else sorted_ds).read(
+                start, min(start + chunkrows, self._nelements))
             with self._chunks_lock:
                 while len(self._chunks) >= _CACHED_CHUNKS:
                     del self._chunks[next(iter(self._chunks))]
@@ -698,14 +688,14 @@ class ColumnIndex:
         if (p1 - 1) // self._chunkrows == number:  # within one chunk: cached
             first = number * self._chunkrows
             return self._chunk(number, of_rows=True)[p0 - first : p1 - first].astype(np.int64)
-        return self._read(self._open_arrays()[1], p0, p1).astype(np.int64, copy=False)
+        return self._open_arrays()[1].read(p0, p1).astype(np.int64, copy=False)
 
     def values(self, p0: int, p1: int) -> AnyArray:
         """The sorted values at positions ``p0 .. p1 - 1``."""
         p0, p1 = self._check_span(p0, p1)
         if p0 == p1:
             return np.empty(0, dtype=self.dtype)
-        return self._read(self._open_arrays()[0], p0, p1)
+        return self._open_arrays()[0].read(p0, p1)
 
     def _clear_chunks(self) -> None:
         with self._chunks_lock:
