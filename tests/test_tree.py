@@ -6,11 +6,13 @@ import re
 import warnings
 from pathlib import Path
 
+import h5py
 import numpy as np
 import pytest
 import tables
 
 import hyperslab
+from hyperslab.storage import tree
 
 
 def _sample(f: hyperslab.File) -> None:
@@ -231,3 +233,25 @@ def test_soft_links(h5path: Path) -> None:
             link.attrs.new = 1
         assert "new" not in f.root.data.attrs
         assert [n.path for n in f] == ["/", "/data", "/data/alias", "/data/x"]
+
+
+def test_addresses_and_kinds_without_metadata_sizes(tmp_path: Path,
+                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    """object_address and child_kind answer from the object header: H5Oget_info would
+    also read every node of a chunked dataset's chunk B-tree to sum its size."""
+    from h5py import h5o
+
+    path = tmp_path / "t.h5"
+    with h5py.File(path, "w") as f:
+        f.create_dataset("d", data=np.arange(10_000), chunks=(10,))
+        f.create_group("g")
+    with h5py.File(path, "r") as f:
+        expected = {name: h5o.get_info(f[name].id).addr for name in ("d", "g")}
+
+        def refuse(*args: object, **kwargs: object) -> None:
+            raise AssertionError("h5o.get_info called")
+
+        monkeypatch.setattr(tree.h5o, "get_info", refuse)
+        for name, kind in (("d", tree.Kind.DATASET), ("g", tree.Kind.GROUP)):
+            assert tree.object_address(f[name].id) == expected[name]
+            assert tree.child_kind(f.id, name) is kind
