@@ -425,3 +425,37 @@ def test_few_rows_of_a_blosc2_read_only_table_list_no_chunks(
         assert f.root.t[5:70:3].tobytes() == expected[5:70:3].tobytes()
     with h5py.File(path) as f:
         assert f["t"][[5, 1500, 1999]].tobytes() == expected[[5, 1500, 1999]].tobytes()
+
+
+def test_runs_of_rows_of_an_unfiltered_read_only_table_are_one_read_each(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Consecutive rows (a sorted table's hits) are one pread per chunk they touch, found
+    without listing every chunk, however many rows the run has."""
+    import os
+
+    from hyperslab.storage import chunkindex
+
+    rows = np.zeros(1000, [("a", "<i4"), ("f", "<f8")])
+    rows["a"] = np.arange(1000)
+    rows["f"] = rows["a"] / 3
+    path = tmp_path / "t.h5"
+    with hyperslab.open_file(path, "w") as f:
+        f.create_table("/", "t", rows, chunkshape=(64,))
+    reads: list[int] = []
+    real_pread = os.pread
+
+    def counted(fd: int, size: int, offset: int) -> bytes:
+        reads.append(size)
+        return real_pread(fd, size, offset)
+
+    def refuse(*args: Any, **kwargs: Any) -> None:
+        raise AssertionError("every chunk listed")
+
+    coords = list(range(100, 200)) + [5, 6, 900]
+    with hyperslab.open_file(path) as f, monkeypatch.context() as patch:
+        patch.setattr(chunkindex.ChunkIndex, "build", refuse)
+        patch.setattr(os, "pread", counted)
+        got = f.root.t.read_coordinates(coords)
+    assert got.tobytes() == rows[coords].tobytes()
+    assert len(reads) == 5  # rows 5..6; 100..127, 128..191, 192..199; 900
+    assert sum(reads) == len(coords) * rows.dtype.itemsize

@@ -610,8 +610,14 @@ class Dataset:
         if raw is None or not raw.uses_pread or chunks is None or raw.nfilters:
             return False
         per_chunk, size = chunks[0], self._dtype.itemsize
-        data = raw.read_pieces([((point // per_chunk,), (point % per_chunk) * size)
-                                for point in points.tolist()], size)
+        # Runs of consecutive rows within a chunk (a sorted table's hits) are one read.
+        numbers = points // per_chunk
+        breaks = np.flatnonzero((np.diff(points) != 1) | (np.diff(numbers) != 0)) + 1
+        firsts = np.concatenate(([0], breaks)).tolist()
+        lasts = [*breaks.tolist(), len(points)]
+        rows, chunk_numbers = points.tolist(), numbers.tolist()
+        data = raw.read_pieces([((chunk_numbers[lo],), (rows[lo] % per_chunk) * size,
+                                 (hi - lo) * size) for lo, hi in zip(firsts, lasts, strict=True)])
         if data is None:
             return False  # e.g. an unwritten chunk (the fill value: HDF5 knows it)
         out.view(np.uint8).reshape(-1)[:] = np.frombuffer(data, dtype=np.uint8)
