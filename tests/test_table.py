@@ -451,7 +451,7 @@ def test_runs_of_rows_of_an_unfiltered_read_only_table_are_one_read_each(
     def refuse(*args: Any, **kwargs: Any) -> None:
         raise AssertionError("every chunk listed")
 
-    coords = list(range(100, 200)) + [5, 6, 900]
+    coords = [*range(100, 200), 5, 6, 900]
     with hyperslab.open_file(path) as f, monkeypatch.context() as patch:
         patch.setattr(chunkindex.ChunkIndex, "build", refuse)
         patch.setattr(os, "pread", counted)
