@@ -483,6 +483,12 @@ def test_table_rows_right_after_opening_read_only_their_blocks(
         many = np.arange(100_000, 200_000, 97)  # most blocks: the chunk is decoded whole
         assert table.read_coordinates(many).tobytes() == rows[many].tobytes()
         assert sum(read) > frame
+    read.clear()
+    with hyperslab.open_file(path) as f:  # slices (a sorted table's hits) too
+        assert f.root.t.read(150_000, 150_500).tobytes() == rows[150_000:150_500].tobytes()
+        assert 0 < sum(read) < frame / 4
+        assert f.root.t.read(100_000, 199_000).tobytes() == rows[100_000:199_000].tobytes()
+        assert sum(read) > frame
 
 
 def test_a_sparse_chunk_past_the_end_of_the_file_is_a_clear_error(tmp_path: Path) -> None:

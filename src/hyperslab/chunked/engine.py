@@ -536,22 +536,36 @@ class ChunkEngine:
         target = out[piece.in_out]
         whole_plain = piece.full_chunk and self.kind is RawKind.PLAIN
         # Right after opening a read-only file, HDF5 finds a chunk or two faster than a
-        # chunk index of the whole dataset is built (whole plain chunks are read straight
-        # into the output instead).
-        stored = None if whole_plain else dataset.read_raw_chunk_looked_up(piece.grid)
-        if stored is None:
+        # chunk index of the whole dataset is built, and of a part of a Blosc2 chunk only
+        # its frame's structure and the blocks the part touches are read (whole plain
+        # chunks are read straight into the output instead).
+        sparse = None if whole_plain else dataset.sparse_chunk_looked_up(piece.grid)
+        if sparse is not None:
+            raw: Any = sparse.buffer
+            mask = sparse.filter_mask
+            if (not piece.full_chunk and self._partial_decoding
+                    and not mask & _SKIP_FIRST_FILTER
+                    and load_frame_structure(raw, sparse.load)):
+                try:
+                    part = decode_region(raw, piece.bounds, self._dtype, load=sparse.load)
+                except cframe.FrameError as exc:
+                    raise self._corrupt(piece.grid, exc) from exc
+                if part is not None:
+                    target[...] = part[piece.within_bounds()]
+                    return
+            sparse.load_all()
+        else:
             if not dataset.chunk_is_written(piece.grid):
                 target[...] = self._fill_value()
                 return
             if (whole_plain and target.flags.c_contiguous and dataset.read_raw_chunk_into(
                     piece.grid, target.reshape(-1).view(np.uint8)) is not None):
                 return  # read straight into the output: no bytes object, one copy
-            stored = dataset.read_raw_chunk(piece.grid)
-        raw, mask = stored
+            raw, mask = dataset.read_raw_chunk(piece.grid)
         if piece.full_chunk and target.flags.c_contiguous:
             self._decode(raw, mask, target, piece.grid, nthreads)
             return
-        if self._partial_decoding and not mask & _SKIP_FIRST_FILTER:
+        if self._partial_decoding and not mask & _SKIP_FIRST_FILTER and sparse is None:
             try:
                 part = decode_region(raw, piece.bounds, self._dtype)
             except cframe.FrameError as exc:

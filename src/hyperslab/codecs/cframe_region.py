@@ -190,7 +190,7 @@ def load_frame_structure(view: Any, load: Any) -> bool:
 
 def decode_region(
     buf: Any, bounds: tuple[slice, ...], dtype: DTypeLike, *,
-    max_share: float = DEFAULT_MAX_SHARE,
+    max_share: float = DEFAULT_MAX_SHARE, load: Any = None,
 ) -> AnyArray | None:
     """The items of a b2nd chunk frame inside ``bounds``, decoding only the blocks touched.
 
@@ -205,6 +205,10 @@ def decode_region(
         they are (no byte swapping).
     max_share : float
         Answer None when the region touches more than this share of the blocks.
+    load : callable, optional
+        ``load(start, stop)`` fills bytes ``start .. stop - 1`` of ``buf``: a frame read
+        only in part (see :func:`load_frame_structure`) gets the streams of the blocks
+        the region touches this way before they are decoded.
 
     Returns
     -------
@@ -232,7 +236,10 @@ def decode_region(
     block = np.empty(blockshape, dtype=dt)
     flat = block.reshape(-1).view(np.uint8)
     for combo in itertools.product(*axes):
-        if not blocks.decode(sum(c[0] for c in combo), flat):
+        number = sum(c[0] for c in combo)
+        if load is not None:
+            load(*blocks.stream_range(number))
+        if not blocks.decode(number, flat):
             return None
         out[tuple(c[2] for c in combo)] = block[tuple(c[1] for c in combo)]
     return out

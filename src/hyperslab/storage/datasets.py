@@ -834,27 +834,12 @@ class Dataset:
             raw = self.raw_chunks()
         return raw.read(grid_coords)
 
-    def read_raw_chunk_looked_up(self, grid_coords: Sequence[int]) -> tuple[bytes, int] | None:
-        """:meth:`read_raw_chunk` without building the chunk index, on files open
-        read-only with the sec2 driver (HDF5 finds the one chunk): for the first reads
-        after opening.  None where that does not apply, or for an unwritten chunk (then
-        use :meth:`chunk_is_written` and :meth:`read_raw_chunk`).
-
-        Raises
-        ------
-        NotChunkedError
-            If the dataset is not chunked.
-        HDF5ExtError
-            If the file is shorter than the chunk.
-        """
-        raw = self._raw
-        if raw is None:
-            raw = self.raw_chunks()
-        return raw.read_looked_up(tuple(int(c) for c in grid_coords))
-
     def sparse_chunk_looked_up(self, grid_coords: Sequence[int]) -> SparseChunk | None:
         """One chunk's stored bytes as a :class:`SparseChunk` (read where asked for),
-        found as :meth:`read_raw_chunk_looked_up` finds it; None where that answers None.
+        found without building the chunk index, on files open read-only with the sec2
+        driver (HDF5 finds the one chunk): for the first reads after opening.  None where
+        that does not apply, or for an unwritten chunk (then use :meth:`chunk_is_written`
+        and :meth:`read_raw_chunk`).
 
         Raises
         ------

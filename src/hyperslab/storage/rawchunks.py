@@ -370,37 +370,15 @@ class RawChunks:
         self._looked_up[coords] = found
         return found
 
-    def read_looked_up(self, coords: tuple[int, ...]) -> tuple[bytes, int] | None:
-        """The stored bytes and filter mask of one chunk found with HDF5's own look-up,
-        on read-only files before any chunk index is built (a query right after opening
-        reads a chunk or two: listing every chunk first costs more than the read).
+    def sparse_looked_up(self, coords: tuple[int, ...]) -> SparseChunk | None:
+        """One chunk found with HDF5's own look-up, on read-only files before any chunk
+        index is built (a query right after opening reads a chunk or two: listing every
+        chunk first costs more than the read), as a :class:`SparseChunk` whose bytes are
+        read only where asked for (a few rows of a Blosc2 table need its frame's structure
+        and a block or two, not the megabyte of the whole frame).
 
         None where that does not apply (an index exists, the look-up budget is spent, a
         writable file, an unwritten chunk): the caller then uses :attr:`read`.
-
-        Raises
-        ------
-        HDF5ExtError
-            If the file holds fewer bytes than the chunk's stored size.
-        """
-        fd = self._fd
-        if (fd is None or self._base is not None or self._lookups >= LOOKUP_BUDGET
-                or not self._dsid.id):
-            return None
-        found = self._look_up_one(coords)
-        if found is None:
-            return None
-        data = os.pread(fd, found.size, found.offset)
-        if len(data) != found.size:
-            raise self._short_read(coords, found.size, len(data))
-        return data, found.filter_mask
-
-    def sparse_looked_up(self, coords: tuple[int, ...]) -> SparseChunk | None:
-        """One chunk found as :meth:`read_looked_up` finds it, as a :class:`SparseChunk`
-        whose bytes are read only where asked for (a few rows of a Blosc2 table need its
-        frame's structure and a block or two, not the megabyte of the whole frame).
-
-        None where :meth:`read_looked_up` would answer None.
         """
         fd = self._fd
         if (fd is None or self._base is not None or self._lookups >= LOOKUP_BUDGET
