@@ -301,11 +301,20 @@ def test_decode_region_of_plain_one_dimensional_frames(dtype: str) -> None:
     schunk = blosc2.SChunk(chunksize=chunk.nbytes, data=chunk, cparams={
         "typesize": itemsize, "blocksize": 1000 * itemsize, "codec": blosc2.Codec.LZ4})
     frame = bytes(schunk.to_cframe())
-    for lo, hi in [(0, 1), (999, 1001), (12_345, 12_400), (49_990, 50_000)]:
+    for lo, hi in [(0, 1), (999, 1001), (12_345, 12_400), (49_990, 50_000), (1000, 4000),
+                   (2500, 9001)]:
         part = decode_region(frame, (slice(lo, hi),), dtype)
         assert part is not None
         np.testing.assert_array_equal(part, chunk[lo:hi])
+        # Into a given array (whole blocks are decompressed straight into it).
+        out = np.full(hi - lo, 7, dtype=dtype)
+        assert decode_region(frame, (slice(lo, hi),), dtype, out=out) is out
+        np.testing.assert_array_equal(out, chunk[lo:hi])
     assert decode_region(frame, (slice(0, 50_000),), dtype) is None  # all blocks: not worth it
+    with pytest.raises(ValueError, match="shape \\(5,\\)"):
+        decode_region(frame, (slice(0, 5),), dtype, out=np.empty(6, dtype=dtype))
+    with pytest.raises(ValueError, match="writable"):
+        decode_region(frame, (slice(0, 5),), dtype, out=np.empty(5, dtype=">f8"))
 
 
 @settings(max_examples=100, deadline=None)

@@ -546,12 +546,19 @@ class ChunkEngine:
             if (not piece.full_chunk and self._partial_decoding
                     and not mask & _SKIP_FIRST_FILTER
                     and load_frame_structure(raw, sparse.load)):
+                # Decoded straight into the output when the piece is its bounding box.
+                whole = all(isinstance(sel, slice) and sel.step in (None, 1)
+                            and (sel.start, sel.stop) == (bound.start, bound.stop)
+                            for sel, bound in zip(piece.in_chunk, piece.bounds, strict=True))
+                into = target if whole and target.dtype == self._dtype else None
                 try:
-                    part = decode_region(raw, piece.bounds, self._dtype, load=sparse.load)
+                    part = decode_region(raw, piece.bounds, self._dtype, load=sparse.load,
+                                         out=into)
                 except cframe.FrameError as exc:
                     raise self._corrupt(piece.grid, exc) from exc
                 if part is not None:
-                    target[...] = part[piece.within_bounds()]
+                    if part is not into:
+                        target[...] = part[piece.within_bounds()]
                     return
             sparse.load_all()
         else:

@@ -190,7 +190,7 @@ def load_frame_structure(view: Any, load: Any) -> bool:
 
 def decode_region(
     buf: Any, bounds: tuple[slice, ...], dtype: DTypeLike, *,
-    max_share: float = DEFAULT_MAX_SHARE, load: Any = None,
+    max_share: float = DEFAULT_MAX_SHARE, load: Any = None, out: AnyArray | None = None,
 ) -> AnyArray | None:
     """The items of a b2nd chunk frame inside ``bounds``, decoding only the blocks touched.
 
@@ -209,11 +209,20 @@ def decode_region(
         ``load(start, stop)`` fills bytes ``start .. stop - 1`` of ``buf``: a frame read
         only in part (see :func:`load_frame_structure`) gets the streams of the blocks
         the region touches this way before they are decoded.
+    out : numpy.ndarray, optional
+        A writable array of the region's shape and of ``dtype`` to decode into (blocks a
+        1-D region covers whole are decompressed straight into it).
 
     Returns
     -------
     numpy.ndarray or None
-        A new array of the region's shape, or None (see the module docstring).
+        ``out`` or a new array of the region's shape, or None (see the module docstring;
+        ``out`` may then hold some of the region).
+
+    Raises
+    ------
+    ValueError
+        If ``out`` is not of the region's shape and of ``dtype``.
 
     Raises
     ------
@@ -232,16 +241,29 @@ def decode_region(
             for b, n, stride in zip(bounds, blockshape, strides, strict=True)]
     if math.prod(len(parts) for parts in axes) > max_share * math.prod(grid):
         return None
-    out = np.empty(tuple(b.stop - b.start for b in bounds), dtype=dt)
-    block = np.empty(blockshape, dtype=dt)
-    flat = block.reshape(-1).view(np.uint8)
+    shape = tuple(b.stop - b.start for b in bounds)
+    if out is None:
+        out = np.empty(shape, dtype=dt)
+    elif out.shape != shape or out.dtype != dt or not out.flags.writeable:
+        raise ValueError(f"out must be a writable array of shape {shape} and dtype {dt}, "
+                         f"not {out.shape} {out.dtype}")
+    straight = len(shape) == 1 and out.flags.c_contiguous
+    block: AnyArray | None = None
     for combo in itertools.product(*axes):
         number = sum(c[0] for c in combo)
         if load is not None:
             load(*blocks.stream_range(number))
-        if not blocks.decode(number, flat):
+        inside = tuple(c[1] for c in combo)
+        if straight and inside[0].stop - inside[0].start == blockshape[0]:
+            # A whole block of a 1-D region: decompressed where it goes.
+            if not blocks.decode(number, out[combo[0][2]].view(np.uint8)):
+                return None
+            continue
+        if block is None:
+            block = np.empty(blockshape, dtype=dt)
+        if not blocks.decode(number, block.reshape(-1).view(np.uint8)):
             return None
-        out[tuple(c[2] for c in combo)] = block[tuple(c[1] for c in combo)]
+        out[tuple(c[2] for c in combo)] = block[inside]
     return out
 
 
