@@ -663,3 +663,24 @@ def test_read_attributes_of_a_child(tmp_path: Path) -> None:
         assert _same(raw.read_attribute_of(root, "plain", "number"), np.int64(3))
         with pytest.raises(TypeError, match="'number'"):
             raw.read_string_attribute_of(root, "plain", "number")
+
+
+def test_read_int_attribute_converts_numbers_and_refuses_the_rest(tmp_path: Path) -> None:
+    """The fast integer read of the library's own metadata: any integer or float type and
+    byte order as an int, arrays by their first element (never past the buffer), strings
+    and missing attributes as clear errors."""
+    with h5py.File(tmp_path / "a.h5", "w") as f:
+        attrs = f.create_group("g").attrs
+        attrs["i32"], attrs["u8"], attrs["i64"] = np.int32(-5), np.uint8(200), 2**40
+        attrs["be"], attrs["f"], attrs["b"] = np.array(7, ">i2"), 3.0, True
+        attrs["arr"], attrs["s"] = np.arange(1000, 1100), "abc"
+    expected = {"i32": -5, "u8": 200, "i64": 2**40, "be": 7, "f": 3, "b": 1, "arr": 1000}
+    with h5py.File(tmp_path / "a.h5", "r") as f:
+        gid = f["g"].id
+        for name, value in expected.items():
+            got = raw.read_int_attribute(gid, name)
+            assert got == value and type(got) is int
+        with pytest.raises(TypeError, match="'s' is not an integer"):
+            raw.read_int_attribute(gid, "s")
+        with pytest.raises(KeyError, match="'nope' does not exist"):
+            raw.read_int_attribute(gid, "nope")

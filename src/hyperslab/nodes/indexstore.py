@@ -305,9 +305,9 @@ class ColumnIndex:
         self._colpath = colpath
         self._kind_: str | None = None
         self._optlevel_: int | None = None
-        self._dirty = bool(raw.read_attribute(gid, "DIRTY"))
-        self._nelements = int(raw.read_attribute(gid, "NELEMENTS"))
-        self._nan_start = int(raw.read_attribute(gid, "NAN_START"))
+        self._dirty = bool(raw.read_int_attribute(gid, "DIRTY"))
+        self._nelements = raw.read_int_attribute(gid, "NELEMENTS")
+        self._nan_start = raw.read_int_attribute(gid, "NAN_START")
         self._arrays: tuple[Vector, Vector, int, np.dtype[Any]] | None = None
         self._firsts_: AnyArray | None = None
         self._chunks: dict[tuple[int, bool], AnyArray] = {}
@@ -381,7 +381,7 @@ class ColumnIndex:
     @property
     def _optlevel(self) -> int:
         if self._optlevel_ is None:
-            self._optlevel_ = int(raw.read_attribute(self._gid, "OPTLEVEL"))
+            self._optlevel_ = raw.read_int_attribute(self._gid, "OPTLEVEL")
         return self._optlevel_
 
     # ------------------------------------------------------------------ building
@@ -862,10 +862,10 @@ def _stored_colpath(table: Table, gid: Any, name: str, colpath: str | None) -> s
     complete index of this layout version for ``table`` (of column ``colpath`` if given);
     None otherwise."""
     try:
-        if int(raw.read_attribute(gid, "HS_INDEX_VERSION")) != HS_INDEX_VERSION:
+        if raw.read_int_attribute(gid, "HS_INDEX_VERSION") != HS_INDEX_VERSION:
             return None
         stored = _string_attribute(gid, "COLPATH")
-        built_for = int(raw.read_attribute(gid, "TABLE_ADDRESS"))
+        built_for = raw.read_int_attribute(gid, "TABLE_ADDRESS")
     except (KeyError, TypeError, ValueError):
         return None  # not an index of ours, or one interrupted before its attributes
     if column_key(stored) != name or (colpath is not None and stored != colpath):

@@ -563,6 +563,33 @@ def write_sys_string(oid: H5ObjectID, name: str, value: str, *, ascii: bool = Fa
     _store(oid, name, string_payload(value.encode("utf-8"), cset))
 
 
+_INT64 = np.dtype(np.int64)
+
+
+def read_int_attribute(oid: H5ObjectID, name: str) -> int:
+    """Read an integer attribute of the library's own metadata fast (about half the cost
+    of :func:`read_attribute`): its type and shape are not looked at first.
+
+    HDF5 converts any integer (or float) type to int64; an array attribute gives its first
+    element (the buffer holds as many elements as the attribute has bytes, so a longer
+    attribute cannot overrun it).
+
+    Raises
+    ------
+    KeyError
+        If the attribute does not exist.
+    TypeError
+        If it holds something HDF5 cannot convert to an integer (a string...).
+    """
+    attr = _open(oid, name)
+    values = np.zeros(max(1, int(attr.get_storage_size())), dtype=_INT64)
+    try:
+        attr.read(values, mtype=h5t.NATIVE_INT64)
+    except (OSError, TypeError, ValueError) as exc:
+        raise TypeError(f"attribute {name!r} is not an integer: {exc}") from None
+    return int(values[0])
+
+
 def write_int_attribute(oid: H5ObjectID, name: str, value: int, dtype: Any) -> None:
     """Write a scalar integer system attribute (``EXTDIM`` int32, ``NROWS`` int64, ...).
 
@@ -746,6 +773,7 @@ __all__ = [
     "is_sys_attr_name",
     "read_attribute",
     "read_attribute_of",
+    "read_int_attribute",
     "read_string_attribute",
     "read_string_attribute_of",
     "rename_attribute",
