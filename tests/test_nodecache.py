@@ -120,3 +120,15 @@ def test_metadata_cache_is_bounded(h5path: Path) -> None:
     with hyperslab.open_file(h5path, "r", METADATA_CACHE_SIZE=1 << 20) as f:
         config = f._h5.id.get_mdc_config()
         assert config.max_size == 1 << 20 and config.initial_size == 1 << 20
+
+
+@pytest.mark.parametrize("mode", ["r", "r+", "a"])
+def test_existing_files_open_with_the_cache_settings(h5path: Path, mode: str) -> None:
+    """Files opened as they exist get the chunk and metadata cache settings asked for, in
+    every mode (they are set before HDF5 opens the file)."""
+    _make(h5path, 1, 1)
+    with hyperslab.open_file(h5path, mode, CHUNK_CACHE_SIZE=3 << 20, CHUNK_CACHE_NELMTS=997,
+                             CHUNK_CACHE_PREEMPT=0.5, METADATA_CACHE_SIZE=1 << 21) as f:
+        assert f._h5.id.get_access_plist().get_cache()[1:] == (997, 3 << 20, 0.5)
+        assert f._h5.id.get_mdc_config().max_size == 1 << 21
+        assert f.mode == mode and f._h5.mode == ("r" if mode == "r" else "r+")
