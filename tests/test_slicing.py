@@ -503,7 +503,7 @@ def test_table_rows_right_after_opening_read_only_their_blocks(
 def test_a_sparse_chunk_past_the_end_of_the_file_is_a_clear_error(tmp_path: Path) -> None:
     """Reading stored bytes the file does not have (a truncated file) raises HDF5ExtError,
     as reading a whole chunk does; ranges outside the chunk are refused."""
-    from hyperslab.errors import HDF5ExtError
+    from hyperslab.errors import ClosedNodeError, HDF5ExtError
     from hyperslab.storage.chunkindex import ChunkLocation
     from hyperslab.storage.rawchunks import SparseChunk
 
@@ -518,6 +518,12 @@ def test_a_sparse_chunk_past_the_end_of_the_file_is_a_clear_error(tmp_path: Path
             chunk.load(0, 400)
         with pytest.raises(ValueError, match="not within a chunk of 400 bytes"):
             chunk.load(300, 401)
+
+        def closed() -> None:
+            raise ClosedNodeError("closed")
+
+        with pytest.raises(ClosedNodeError):  # once its file is closed, nothing is read
+            SparseChunk(fd, ChunkLocation(0, 10, 0), check_open=closed).load(0, 5)
     finally:
         os.close(fd)
 

@@ -789,6 +789,8 @@ class ColumnIndex:
         file = self._table._file
         file._check_writable()
         parent = self._group.parent
+        self._arrays = None  # the datasets go with the group: let them be closed
+        self._firsts_ = None
         file.remove_node(self._group, recursive=True)
         self._clear_chunks()
         if not parent._link_table() and "AUTO_INDEX" not in parent.attrs:

@@ -120,13 +120,16 @@ class SparseChunk:
         The chunk's filter mask.
     """
 
-    __slots__ = ("_complete", "_fd", "_loaded", "_name", "_offset", "buffer", "filter_mask")
+    __slots__ = ("_check", "_complete", "_fd", "_loaded", "_name", "_offset", "buffer",
+                 "filter_mask")
 
     def __init__(self, fd: int, location: ChunkLocation,
-                 name: Callable[[], str] | None = None) -> None:
+                 name: Callable[[], str] | None = None,
+                 check_open: Callable[[], None] | None = None) -> None:
         self._fd = fd
         self._offset = location.offset
         self._name = name
+        self._check = check_open
         self.filter_mask = location.filter_mask
         self.buffer: AnyArray = np.empty(location.size, dtype=np.uint8)
         self._loaded: set[tuple[int, int]] = set()
@@ -146,6 +149,8 @@ class SparseChunk:
             If the range is not within the chunk.
         HDF5ExtError
             If the file holds fewer bytes than the range (a truncated file).
+        ClosedNodeError
+            If the file was closed since.
         """
         start, stop = int(start), int(stop)
         if not 0 <= start <= stop <= self.buffer.shape[0]:
@@ -153,6 +158,8 @@ class SparseChunk:
                              f"{self.buffer.shape[0]} bytes")
         if self._complete or start == stop or (start, stop) in self._loaded:
             return
+        if self._check is not None:
+            self._check()  # the file's descriptor is only ours while the file is open
         wanted = stop - start
         if os.preadv(self._fd, [self.buffer[start:stop].data],
                      self._offset + start) != wanted:
@@ -387,7 +394,7 @@ class RawChunks:
         found = self._look_up_one(coords)
         if found is None:
             return None
-        return SparseChunk(fd, found, self._name)
+        return SparseChunk(fd, found, self._name, self._check_open)
 
     def read_into(self, coords: Any, buffer: Any) -> int | None:
         """Read the stored bytes of one chunk straight into ``buffer`` (a writable byte
