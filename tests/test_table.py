@@ -459,3 +459,32 @@ def test_runs_of_rows_of_an_unfiltered_read_only_table_are_one_read_each(
     assert got.tobytes() == rows[coords].tobytes()
     assert len(reads) == 5  # rows 5..6; 100..127, 128..191, 192..199; 900
     assert sum(reads) == len(coords) * rows.dtype.itemsize
+
+
+def test_look_ups_stop_once_they_walked_as_much_as_an_index_costs(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """HDF5 finds a chunk by walking its chunk index from the start: look-ups far into a
+    big table cost as much as listing every chunk, so after a few the index is built."""
+    from hyperslab.storage import chunkindex, rawchunks
+
+    rows = np.zeros(2000, [("a", "<i4")])
+    rows["a"] = np.arange(2000)
+    path = tmp_path / "t.h5"
+    with hyperslab.open_file(path, "w") as f:
+        f.create_table("/", "t", rows, chunkshape=(10,))  # 200 chunks
+    built: list[int] = []
+    real_build = chunkindex.ChunkIndex.build
+
+    def counting_build(*args: Any, **kwargs: Any) -> Any:
+        built.append(1)
+        return real_build(*args, **kwargs)
+
+    monkeypatch.setattr(chunkindex.ChunkIndex, "build", counting_build)
+    monkeypatch.setattr(rawchunks, "LOOKUP_SCAN_FACTOR", 1)  # 200 entries walked at most
+    with hyperslab.open_file(path) as f:
+        raw = f.root.t._dataset.raw_chunks()
+        for row, walked in [(1505, 151), (1006, 252)]:  # chunks 150 and 100
+            assert f.root.t.read_coordinates([row])["a"].tolist() == [row]
+            assert raw._walked == walked and not built
+        assert f.root.t.read_coordinates([1999])["a"].tolist() == [1999]
+        assert built == [1] and raw._walked == 252  # the index, not a look-up

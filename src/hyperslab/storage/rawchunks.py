@@ -100,11 +100,15 @@ _FEW_LOOKUPS = 16
 built yet (building one lists every chunk: 3 ms for a 10M-row table)."""
 
 LOOKUP_BUDGET = 128
-"""HDF5 look-ups :meth:`RawChunks.read_pieces` makes (chunks already looked up are
-remembered) before it builds the chunk index instead (about 3 ms for a 10M-row table).
-HDF5 answers a look-up by walking its chunk index from the start: on a table of 916 chunks
-one took 6 us for the first chunk and 35 us for the last (34 and 107 us right after
-opening), so the budget suits tables of up to a few thousand chunks."""
+"""HDF5 look-ups a dataset's raw reads make (chunks already looked up are remembered)
+before the chunk index is built instead (about 3 ms for a 10M-row table)."""
+
+LOOKUP_SCAN_FACTOR = 4
+"""HDF5 answers a look-up by walking its chunk index from the start (on a table of 916
+chunks one took 6 us for the first chunk and 35 us for the last; with a million chunks
+27-155 ms, when listing them all takes 0.85 s).  So look-ups also stop once they have
+walked this many times the number of chunks in the grid: they then never cost much more
+than building the index would have."""
 
 
 class SparseChunk:
@@ -206,6 +210,7 @@ class RawChunks:
         "_pending_flush",
         "_resolves",
         "_shape",
+        "_walked",
         "_writable",
         "is_written",
         "location",
@@ -239,7 +244,8 @@ class RawChunks:
         self._limit: Shape = self._grid
         self._limit_is_grid = True
         self._resolves = 0
-        self._lookups = 0  # HDF5 look-ups by read_pieces before any index was built
+        self._lookups = 0  # HDF5 look-ups made before any index was built
+        self._walked = 0  # chunk index entries those look-ups made HDF5 walk
         self._looked_up: dict[tuple[int, ...], ChunkLocation] = {}  # their answers
         self._lock = threading.RLock()
         self._pending_flush = True  # the pipeline may have written before we existed
@@ -289,7 +295,7 @@ class RawChunks:
         # found with HDF5's own look-up rather than listing every chunk first; once those
         # look-ups have cost about what building the index costs, the index is built
         # (ski rental: repeated queries then find chunks in ~1 us instead of ~18).
-        few = (self._base is None and self._lookups < LOOKUP_BUDGET
+        few = (self._may_look_up()
                and len({coords for coords, _, _ in pieces}) <= _FEW_LOOKUPS)
         location = self._look_up_one if few else self.location
         pread = os.pread
@@ -360,12 +366,18 @@ class RawChunks:
         """Where one chunk is, asked of HDF5 (no chunk index needed); None if unwritten.
 
         Read-only files only: the answers are kept (a repeated query asks again for the
-        same chunks), and the look-ups made are counted against :data:`LOOKUP_BUDGET`.
+        same chunks), and the look-ups made are counted against :data:`LOOKUP_BUDGET` and
+        :data:`LOOKUP_SCAN_FACTOR` (see :meth:`_may_look_up`).
         """
         known = self._looked_up.get(coords)
         if known is not None:
             return known
         self._lookups += 1
+        # HDF5 walks the chunks in order up to this one (C order of the grid).
+        position = 0
+        for coord, extent in zip(coords, self._grid, strict=True):
+            position = position * extent + int(coord)
+        self._walked += position + 1
         start = tuple(int(c) * n for c, n in zip(coords, self._chunkshape, strict=True))
         try:
             info = self._dsid.get_chunk_info_by_coord(start)
@@ -376,6 +388,12 @@ class RawChunks:
         found = ChunkLocation(int(info.byte_offset), int(info.size), int(info.filter_mask))
         self._looked_up[coords] = found
         return found
+
+    def _may_look_up(self) -> bool:
+        """Whether chunks are still found with HDF5's look-up rather than the index (no
+        index yet, and the look-ups so far within both budgets)."""
+        return (self._base is None and self._lookups < LOOKUP_BUDGET
+                and self._walked < LOOKUP_SCAN_FACTOR * math.prod(self._grid))
 
     def sparse_looked_up(self, coords: tuple[int, ...]) -> SparseChunk | None:
         """One chunk found with HDF5's own look-up, on read-only files before any chunk
@@ -388,8 +406,7 @@ class RawChunks:
         writable file, an unwritten chunk): the caller then uses :attr:`read`.
         """
         fd = self._fd
-        if (fd is None or self._base is not None or self._lookups >= LOOKUP_BUDGET
-                or not self._dsid.id):
+        if fd is None or not self._may_look_up() or not self._dsid.id:
             return None
         found = self._look_up_one(coords)
         if found is None:
@@ -960,4 +977,5 @@ def _fast_direct_reads(
     return read, read_range
 
 
-__all__ = ["LOOKUP_BUDGET", "OVERLAY_MIN", "RESOLVE_BUDGET", "RawChunks", "SparseChunk"]
+__all__ = ["LOOKUP_BUDGET", "LOOKUP_SCAN_FACTOR", "OVERLAY_MIN", "RESOLVE_BUDGET", "RawChunks",
+           "SparseChunk"]
