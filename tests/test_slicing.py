@@ -317,23 +317,29 @@ def test_decode_region_of_plain_one_dimensional_frames(dtype: str) -> None:
         decode_region(frame, (slice(0, 5),), dtype, out=np.empty(5, dtype=">f8"))
 
 
-@settings(max_examples=100, deadline=None)
-@given(data=st.data())
-def test_decode_items_of_one_dimensional_frames(data: st.DataObject) -> None:
-    """Items at sorted positions of a 1-D chunk (b2nd or plain frame): only the blocks
-    holding them are decoded; None (decode it all) when they lie in too many blocks."""
+def _one_dimensional_frame(data: st.DataObject) -> tuple[str, np.ndarray, int, bytes]:
+    """A drawn 1-D chunk: (dtype, its items, items per block, its frame), b2nd or plain."""
     dtype = data.draw(st.sampled_from(["<i8", ">f4", "u1", "V24"]))
     size = data.draw(st.integers(1, 3000))
     items = np.frombuffer(np.random.default_rng(size).integers(
         0, 5, size * np.dtype(dtype).itemsize, dtype=np.uint8).tobytes(), dtype=dtype)
     per_block = data.draw(st.integers(1, size))
     if data.draw(st.booleans()):
-        frame = _chunk_frame(items, (0,), (size,), (per_block,), "lz4")
-    else:
-        itemsize = items.dtype.itemsize
-        frame = bytes(blosc2.SChunk(chunksize=items.nbytes, data=items, cparams={
-            "typesize": min(itemsize, 255), "blocksize": per_block * itemsize,
-            "codec": blosc2.Codec.LZ4}).to_cframe())
+        return dtype, items, per_block, _chunk_frame(items, (0,), (size,), (per_block,), "lz4")
+    itemsize = items.dtype.itemsize
+    frame = bytes(blosc2.SChunk(chunksize=items.nbytes, data=items, cparams={
+        "typesize": min(itemsize, 255), "blocksize": per_block * itemsize,
+        "codec": blosc2.Codec.LZ4}).to_cframe())
+    return dtype, items, per_block, frame
+
+
+@settings(max_examples=100, deadline=None)
+@given(data=st.data())
+def test_decode_items_of_one_dimensional_frames(data: st.DataObject) -> None:
+    """Items at sorted positions of a 1-D chunk (b2nd or plain frame): only the blocks
+    holding them are decoded; None (decode it all) when they lie in too many blocks."""
+    dtype, items, per_block, frame = _one_dimensional_frame(data)
+    size = len(items)
     positions = np.unique(data.draw(st.lists(st.integers(0, size - 1), min_size=1,
                                              max_size=20))).astype(np.int64)
     got = decode_items(frame, positions, dtype, max_share=1.0)
@@ -351,18 +357,8 @@ def test_items_from_a_frame_read_only_where_needed(data: st.DataObject) -> None:
     reads: bytes never loaded (poisoned here) do not change the items."""
     from hyperslab.codecs.cframe_region import frame_blocks, load_frame_structure
 
-    dtype = data.draw(st.sampled_from(["<i8", ">f4", "u1", "V24"]))
-    size = data.draw(st.integers(1, 3000))
-    items = np.frombuffer(np.random.default_rng(size).integers(
-        0, 5, size * np.dtype(dtype).itemsize, dtype=np.uint8).tobytes(), dtype=dtype)
-    per_block = data.draw(st.integers(1, size))
-    if data.draw(st.booleans()):
-        frame = _chunk_frame(items, (0,), (size,), (per_block,), "lz4")
-    else:
-        itemsize = items.dtype.itemsize
-        frame = bytes(blosc2.SChunk(chunksize=items.nbytes, data=items, cparams={
-            "typesize": min(itemsize, 255), "blocksize": per_block * itemsize,
-            "codec": blosc2.Codec.LZ4}).to_cframe())
+    dtype, items, _, frame = _one_dimensional_frame(data)
+    size = len(items)
     sparse = np.full(len(frame), 0xA5, dtype=np.uint8)
     loaded: list[tuple[int, int]] = []
 

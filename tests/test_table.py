@@ -330,6 +330,21 @@ def test_nested_columns(tmp_path):
         assert t.read(field="info")["x"][4] == 2.0
 
 
+def _count_index_builds(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """A list that gets an item each time a chunk index is built (until monkeypatch's undo)."""
+    from hyperslab.storage import chunkindex
+
+    built: list[int] = []
+    real_build = chunkindex.ChunkIndex.build
+
+    def counting_build(*args: Any, **kwargs: Any) -> Any:
+        built.append(1)
+        return real_build(*args, **kwargs)
+
+    monkeypatch.setattr(chunkindex.ChunkIndex, "build", counting_build)
+    return built
+
+
 def test_few_rows_of_an_unfiltered_read_only_table_are_read_raw(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """A few rows by coordinates (indexed queries) of a read-only unfiltered table: one
@@ -362,14 +377,7 @@ def test_few_rows_of_an_unfiltered_read_only_table_are_read_raw(
     with hyperslab.open_file(path) as f:
         # Repeated reads ask HDF5 once per chunk; once its look-ups have cost about as
         # much as listing every chunk, the index is built.
-        built: list[int] = []
-        real_build = chunkindex.ChunkIndex.build
-
-        def counting_build(*args: Any, **kwargs: Any) -> Any:
-            built.append(1)
-            return real_build(*args, **kwargs)
-
-        monkeypatch.setattr(chunkindex.ChunkIndex, "build", counting_build)
+        built = _count_index_builds(monkeypatch)
         monkeypatch.setattr(rawchunks, "LOOKUP_BUDGET", 6)
         raw = f.root.t._dataset.raw_chunks()
         for _ in range(5):
@@ -465,21 +473,14 @@ def test_look_ups_stop_once_they_walked_as_much_as_an_index_costs(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """HDF5 finds a chunk by walking its chunk index from the start: look-ups far into a
     big table cost as much as listing every chunk, so after a few the index is built."""
-    from hyperslab.storage import chunkindex, rawchunks
+    from hyperslab.storage import rawchunks
 
     rows = np.zeros(2000, [("a", "<i4")])
     rows["a"] = np.arange(2000)
     path = tmp_path / "t.h5"
     with hyperslab.open_file(path, "w") as f:
         f.create_table("/", "t", rows, chunkshape=(10,))  # 200 chunks
-    built: list[int] = []
-    real_build = chunkindex.ChunkIndex.build
-
-    def counting_build(*args: Any, **kwargs: Any) -> Any:
-        built.append(1)
-        return real_build(*args, **kwargs)
-
-    monkeypatch.setattr(chunkindex.ChunkIndex, "build", counting_build)
+    built = _count_index_builds(monkeypatch)
     monkeypatch.setattr(rawchunks, "LOOKUP_SCAN_FACTOR", 1)  # 200 entries walked at most
     with hyperslab.open_file(path) as f:
         raw = f.root.t._dataset.raw_chunks()
