@@ -21,6 +21,7 @@ import hyperslab
 from hyperslab.errors import DataTypeWarning, FlavorWarning, NaturalNameWarning
 from hyperslab.nodes import atom as hs_atom
 from hyperslab.nodes import description as hsd
+from hyperslab.nodes.tablecols import Cols
 from hyperslab.storage.compound import CompoundLayout, layout_of_type
 
 HS = SimpleNamespace(
@@ -723,3 +724,39 @@ def test_storage_spec_enum_default_first_and_bad_byteorder() -> None:
     assert list(enums["e"].items()) == [("c", 2), ("a", 0), ("b", 1)]
     with pytest.raises(ValueError, match="'middle'"):
         hsd.storage_spec(descr, "middle")
+
+
+@pytest.mark.parametrize("byteorder", ["little", "big"])
+@pytest.mark.parametrize("name", list(TABLES))
+def test_columns_of_an_opened_table_before_its_description(tmp_path: Path, name: str,
+                                                           byteorder: str) -> None:
+    """Right after opening, ``table.cols`` comes from the record dtype (a query needs the
+    columns' names and dtypes, not their defaults): the columns, their order, dtypes and
+    nesting are those of the description made later, which they then use."""
+    path = tmp_path / "t.h5"
+    _write_pytables(path, TABLES[name](tables), byteorder)
+    with hyperslab.open_file(path) as f:
+        table = f.root.t
+        instances = table.colinstances
+        assert table._description_ is None  # not made yet
+        descr = table.description
+
+        def paths(d: Any) -> list[str]:
+            found = []
+            for child in (d._v_colobjects[n] for n in d._v_names):
+                found.append(child._v_pathname)
+                if isinstance(child, hyperslab.Description):
+                    found += paths(child)
+            return found
+
+        assert list(instances) == paths(descr)
+        for path_name, column in instances.items():
+            if not isinstance(column, Cols):
+                col = descr
+                for part in path_name.split("/"):
+                    col = col._v_colobjects[part]
+                assert column.dtype == col.dtype and column._col is col
+                assert column.descr is col._v_parent and column.type == col.type
+            else:
+                assert column._v_desc._v_pathname == path_name
+        assert table.cols._v_colnames == list(descr._v_names)

@@ -543,6 +543,7 @@ def test_read_only_queries_load_no_index_nodes(tmp_path: Path, force_index: list
         got = table.get_where_list(condition)
         np.testing.assert_array_equal(got, _expected(data, condition, {}, (None,) * 3))
         assert len(force_index) == 1
+        assert table._description_ is None  # names and dtypes suffice, not the defaults
         assert table.read_sorted("i")["i"].tolist() == sorted(data["i"].tolist())
         loaded = [node._path for node in f._cache.live_nodes()]
         assert loaded == ["/t"]

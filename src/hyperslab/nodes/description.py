@@ -625,7 +625,7 @@ def _leaf_paths_in_walk_order(dtype: np.dtype[Any]) -> list[str]:
     queue: list[tuple[str, np.dtype[Any]]] = [("", dtype)]
     while queue:
         prefix, node = queue.pop(0)
-        for name in _names_by_offset(node):
+        for name in names_by_offset(node):
             field = _field(node, name)[0]
             path = f"{prefix}{name}"
             if field.names is not None:
@@ -635,7 +635,9 @@ def _leaf_paths_in_walk_order(dtype: np.dtype[Any]) -> list[str]:
     return paths
 
 
-def _names_by_offset(dtype: np.dtype[Any]) -> list[str]:
+def names_by_offset(dtype: np.dtype[Any]) -> list[str]:
+    """The field names of a structured dtype in offset order (the column order of a
+    description made from a file's layout)."""
     names = list(dtype.names or ())
     return sorted(names, key=lambda name: _field(dtype, name)[1])
 
@@ -686,7 +688,7 @@ def _layout_columns(
     layout: CompoundLayout, dtype: np.dtype[Any], prefix: str, defaults: dict[str, Any]
 ) -> dict[str, Any]:
     columns: dict[str, Any] = {}
-    for pos, name in enumerate(_names_by_offset(dtype)):
+    for pos, name in enumerate(names_by_offset(dtype)):
         field, offset = _field(dtype, name)
         path = f"{prefix}{name}"
         if field.names is not None:
@@ -793,6 +795,7 @@ __all__ = [
     "dtype_from_descr",
     "field_of",
     "flat_columns",
+    "names_by_offset",
     "storage_spec",
     "warn_if_too_many_columns",
 ]

@@ -204,7 +204,13 @@ class Table(IndexedTable, Leaf):
     def cols(self) -> Cols:
         """Column accessor: ``table.cols.x[:]``, ``table.cols._f_col('nested/x')``."""
         if self._cols_ is None:
-            self._cols_ = Cols(self, self.description)
+            if self._description_ is not None:
+                self._cols_ = Cols(self, self._description_)
+            else:  # the description (defaults and all) is made when first needed
+                dataset = self._dataset
+                if dataset.layout is None:
+                    raise TypeError(f"the dataset of {self._path} is not of a compound type")
+                self._cols_ = Cols(self, None, dtype=self._io.dtype)
         return self._cols_
 
     @property

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import numpy as np
 
 from hyperslab._typing import AnyArray, Shape
-from hyperslab.nodes.description import Description, field_of
+from hyperslab.nodes.description import Description, field_of, names_by_offset
 from hyperslab.nodes.reducible import Reducible
 
 Result = TypeVar("Result")
@@ -32,7 +32,7 @@ class _ColumnTiles:
         """``work(box, values)`` for every block of rows (``along`` is ignored: the blocks
         are the table's)."""
         column = self._column
-        cell = tuple((0, n) for n in column._col.shape)
+        cell = tuple((0, n) for n in column.dtype.shape)
 
         def tile(first: int, records: AnyArray) -> Result:
             values = np.ascontiguousarray(field_of(records, column.pathname))
@@ -60,7 +60,7 @@ class Column(Reducible):
         return self.table._engine
 
     def _tile_chunkshape(self) -> tuple[int, ...]:
-        return (self.table._ready().chunkrows, *self._col.shape)
+        return (self.table._ready().chunkrows, *self._dtype.shape)
 
     def _read_tile(self, box: Any, step: int = 1) -> AnyArray:
         (lo, hi), *cell = box
@@ -68,17 +68,38 @@ class Column(Reducible):
         values = field_of(records[::step], self.pathname)
         return values[(slice(None), *(slice(a, b) for a, b in cell))]
 
-    def __init__(self, table: Table, col: Col, descr: Description) -> None:
+    def __init__(self, table: Table, col: Col | None, *, pathname: str | None = None,
+                 dtype: np.dtype[Any] | None = None) -> None:
         self.table = table
-        self.pathname: str = col._v_pathname
-        self.name: str = col._v_name
-        self.descr = descr
-        self._col = col
+        if col is not None:
+            self.pathname: str = col._v_pathname
+            self._dtype: np.dtype[Any] = col.dtype
+        else:  # from the table's record dtype: its Col is found when first needed
+            assert pathname is not None and dtype is not None
+            self.pathname, self._dtype = pathname, dtype
+        self.name: str = self.pathname.rsplit("/", 1)[-1]
+        self._col_ = col
+
+    @property
+    def _col(self) -> Col:
+        """The column's definition in the table's description (made on first use)."""
+        col = self._col_
+        if col is None:
+            found: Any = self.table.description
+            for part in self.pathname.split("/"):
+                found = found._v_colobjects[part]
+            col = self._col_ = found
+        return col
+
+    @property
+    def descr(self) -> Description:
+        """The description holding the column."""
+        return self._col._v_parent
 
     @property
     def dtype(self) -> np.dtype[Any]:
         """NumPy dtype of one cell (with its shape for multidimensional cells)."""
-        return self._col.dtype
+        return self._dtype
 
     @property
     def type(self) -> str:
@@ -88,7 +109,7 @@ class Column(Reducible):
     @property
     def shape(self) -> Shape:
         """``(nrows,)`` followed by the shape of a cell."""
-        return (self.table.nrows, *self._col.shape)
+        return (self.table.nrows, *self._dtype.shape)
 
     @property
     def maindim(self) -> int:
@@ -218,7 +239,7 @@ class Column(Reducible):
 
     def _values_for(self, value: Any, count: int) -> AnyArray:
         """``value`` broadcast to ``count`` cells of this column."""
-        cell = self._col.dtype
+        cell = self._dtype
         base, shape = cell.subdtype if cell.subdtype is not None else (cell, ())
         array = np.asarray(value, dtype=base)
         return np.broadcast_to(array, (count, *shape))
@@ -242,16 +263,43 @@ class Cols:
     :meth:`_f_col`.  Indexing reads rows restricted to these columns.
     """
 
-    def __init__(self, table: Table, descr: Description) -> None:
+    def __init__(self, table: Table, descr: Description | None, *, path: str = "",
+                 dtype: np.dtype[Any] | None = None) -> None:
         self._v_table = table
-        self._v_desc = descr
+        self._v_desc_ = descr
+        self._v_path = descr._v_pathname if descr is not None else path
         self._children: dict[str, Column | Cols] = {}
-        for name in descr._v_names:
-            child = descr._v_colobjects[name]
-            if isinstance(child, Description):
-                self._children[name] = Cols(table, child)
+        if descr is not None:
+            for name in descr._v_names:
+                child = descr._v_colobjects[name]
+                if isinstance(child, Description):
+                    self._children[name] = Cols(table, child)
+                else:
+                    self._children[name] = Column(table, child)
+            return
+        # From the table's native record dtype (fields in offset order, as a description
+        # made from the file's layout has them): a query right after opening needs the
+        # columns' names and dtypes, not their defaults.
+        assert dtype is not None and dtype.fields is not None
+        for name in names_by_offset(dtype):
+            field = dtype.fields[name][0]
+            child_path = f"{path}/{name}" if path else name
+            if field.names is not None:
+                self._children[name] = Cols(table, None, path=child_path, dtype=field)
             else:
-                self._children[name] = Column(table, child, descr)
+                self._children[name] = Column(table, None, pathname=child_path,
+                                              dtype=_native_cell(field))
+
+    @property
+    def _v_desc(self) -> Description:
+        """The description of these columns (made on first use)."""
+        descr = self._v_desc_
+        if descr is None:
+            found: Any = self._v_table.description
+            for part in self._v_path.split("/") if self._v_path else ():
+                found = found._v_colobjects[part]
+            descr = self._v_desc_ = found
+        return descr
 
     @property
     def _v_colnames(self) -> list[str]:
@@ -293,12 +341,12 @@ class Cols:
     def __getitem__(self, key: Any) -> Any:
         """Rows (by int, slice, int array or mask) restricted to these columns."""
         records = self._v_table[key]
-        path = self._v_desc._v_pathname
+        path = self._v_path
         return field_of(records, path) if path else records
 
     def __repr__(self) -> str:
         table = self._v_table
-        path = self._v_desc._v_pathname
+        path = self._v_path
         where = f"{table._path}.cols" + (f".{path.replace('/', '.')}" if path else "")
         lines = [f"{where} (Cols), {len(self._children)} columns"]
         for name, child in self._children.items():
@@ -311,12 +359,21 @@ class Cols:
     __str__ = __repr__
 
 
+def _native_cell(field: np.dtype[Any]) -> np.dtype[Any]:
+    """The dtype of a column's cell in native byte order (as its Col has it)."""
+    base = field.base
+    if base.isnative or base.byteorder == "|":
+        return field
+    base = base.newbyteorder("=")
+    return np.dtype((base, field.shape)) if field.shape else base
+
+
 def column_instances(cols: Cols) -> dict[str, Column | Cols]:
     """Every column and nested group below ``cols``, by path name."""
     found: dict[str, Column | Cols] = {}
     for child in cols._children.values():
         if isinstance(child, Cols):
-            found[child._v_desc._v_pathname] = child
+            found[child._v_path] = child
             found.update(column_instances(child))
         else:
             found[child.pathname] = child
