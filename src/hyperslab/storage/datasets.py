@@ -182,6 +182,7 @@ class Dataset:
     __slots__ = (
         "_bitfield_bool",
         "_chunks",
+        "_dcpl",
         "_dset",
         "_dtype",
         "_enum_bool",
@@ -207,6 +208,7 @@ class Dataset:
         self._layout_error: TypeError | None = None
         self._mtype: h5t.TypeID | None = None
         self._pipeline: tuple[RawFilter, ...] | None = None
+        self._dcpl: h5p.PropDCID | None = None
         self._dtype: np.dtype[Any]
         ftype = dsid.get_type()
         if ftype.get_class() == h5t.COMPOUND and compound.complex_dtype_of(ftype) is None:
@@ -365,9 +367,19 @@ class Dataset:
         """The chunk shape, or None for contiguous and compact datasets."""
         chunks = self._chunks
         if chunks is _UNSET:
-            found = self._dset.chunks
-            chunks = self._chunks = tuple(found) if found is not None else None
+            dcpl = self._creation_plist()
+            chunks = self._chunks = (
+                tuple(int(n) for n in dcpl.get_chunk())
+                if dcpl.get_layout() == h5d.CHUNKED else None)
         return chunks  # type: ignore[return-value]
+
+    def _creation_plist(self) -> h5p.PropDCID:
+        """The dataset creation property list, fetched once (to read from, never to change:
+        chunk shape, filters and allocation are fixed at creation)."""
+        dcpl = self._dcpl
+        if dcpl is None:
+            dcpl = self._dcpl = self.dsid.get_create_plist()
+        return dcpl
 
     @property
     def is_scalar(self) -> bool:
@@ -388,7 +400,7 @@ class Dataset:
         return steps
 
     def _read_pipeline(self) -> tuple[RawFilter, ...]:
-        dcpl = self.dsid.get_create_plist()
+        dcpl = self._creation_plist()
         steps = []
         for i in range(dcpl.get_nfilters()):
             filter_id, flags, cd_values, name = dcpl.get_filter(i)
@@ -775,7 +787,7 @@ class Dataset:
             with _RAW_CHUNKS_LOCK:  # threads reading at once must share one index
                 raw = self._raw
                 if raw is None:
-                    raw = self._raw = RawChunks(self.dsid, chunks)
+                    raw = self._raw = RawChunks(self.dsid, chunks, self._creation_plist())
         return raw
 
     @property

@@ -230,7 +230,7 @@ class RawChunks:
     read_range: Callable[[Any, int, int], bytes]
     """``read_range(coords, start, nbytes)``: some of the stored bytes of a chunk."""
 
-    def __init__(self, dsid: h5d.DatasetID, chunkshape: Shape) -> None:
+    def __init__(self, dsid: h5d.DatasetID, chunkshape: Shape, dcpl: Any = None) -> None:
         self._dsid = dsid
         self._chunkshape = tuple(int(c) for c in chunkshape)
         self._ndim = len(self._chunkshape)
@@ -256,7 +256,8 @@ class RawChunks:
         if intent == h5f.ACC_RDONLY and fid.get_access_plist().get_driver() == h5fd.SEC2:
             self._fd = int(fid.get_vfd_handle())
             self._pending_flush = False  # nothing can be written
-        dcpl = dsid.get_create_plist()
+        if dcpl is None:  # the dataset's creation property list (read only)
+            dcpl = dsid.get_create_plist()
         self._nfilters = int(dcpl.get_nfilters())
         self._alloc_early = dcpl.get_alloc_time() == h5d.ALLOC_TIME_EARLY
         self._chunk_nbytes = math.prod(self._chunkshape) * int(dsid.get_type().get_size())
