@@ -40,6 +40,15 @@ if TYPE_CHECKING:
 Result = TypeVar("Result")
 
 
+def _has_arrays_of_structures(dtype: np.dtype[Any]) -> bool:
+    """Whether a record dtype has a field that is an array of records (no column can hold
+    one: the description says so)."""
+    for field, *_ in (dtype.fields or {}).values():
+        if field.base.names is not None and (field.shape or _has_arrays_of_structures(field)):
+            return True
+    return False
+
+
 def _leaf_count(dtype: np.dtype[Any]) -> int:
     """The number of leaf columns of a structured dtype (FIELD_<j>_FILL attributes)."""
     fields = dtype.fields
@@ -204,13 +213,13 @@ class Table(IndexedTable, Leaf):
     def cols(self) -> Cols:
         """Column accessor: ``table.cols.x[:]``, ``table.cols._f_col('nested/x')``."""
         if self._cols_ is None:
-            if self._description_ is not None:
-                self._cols_ = Cols(self, self._description_)
-            else:  # the description (defaults and all) is made when first needed
-                dataset = self._dataset
-                if dataset.layout is None:
-                    raise TypeError(f"the dataset of {self._path} is not of a compound type")
+            layout = None if self._description_ is not None else self._dataset.layout
+            if layout is not None and not _has_arrays_of_structures(layout.dtype):
+                # Names and dtypes from the records; the description (defaults and all) is
+                # made when first needed.
                 self._cols_ = Cols(self, None, dtype=self._io.dtype)
+            else:
+                self._cols_ = Cols(self, self.description)
         return self._cols_
 
     @property
