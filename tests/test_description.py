@@ -760,3 +760,15 @@ def test_columns_of_an_opened_table_before_its_description(tmp_path: Path, name:
             else:
                 assert column._v_desc._v_pathname == path_name
         assert table.cols._v_colnames == list(descr._v_names)
+
+
+def test_columns_of_a_table_with_arrays_of_records_are_refused(tmp_path: Path) -> None:
+    """No column holds an array of records: listing the columns of such a table says so,
+    naming the field (the columns are not made from the record dtype then)."""
+    path = tmp_path / "a.h5"
+    with h5py.File(path, "w") as f:
+        f.create_dataset("t", data=np.zeros(3, [("a", "<i4"), ("s", [("x", "<i4")], (2,))]))
+        f["t"].attrs["CLASS"] = np.bytes_(b"TABLE")
+    with hyperslab.open_file(path) as f:
+        with pytest.raises(TypeError, match="column 's': arrays of structures"):
+            _ = f.root.t.colinstances
