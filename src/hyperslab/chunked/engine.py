@@ -111,12 +111,6 @@ class _PointChunk(NamedTuple):
             self.sparse.load_all()
         return self.raw
 
-    def load_blocks(self, numbers: Any) -> None:
-        """Read the compressed streams of blocks ``numbers`` where not read yet."""
-        if self.sparse is not None and self.blocks is not None:
-            for number in numbers:
-                self.sparse.load(*self.blocks.stream_range(number))
-
 
 class RawKind(enum.Enum):
     """How a dataset's chunks are stored, as far as the engine is concerned."""
@@ -472,15 +466,11 @@ class ChunkEngine:
         point = self._point_chunk(grid)
         if point is None:
             return np.full(len(positions), self._fill_value(), dtype=self._dtype)
-        blocks = point.blocks
-        if blocks is not None:
-            if point.sparse is not None:
-                per_block = blocks.blockshape[0]
-                numbers = np.unique(positions // per_block).tolist()
-                if numbers[-1] * per_block < blocks.chunkshape[0] and numbers[0] >= 0:
-                    point.load_blocks(numbers)  # else decode_items answers None
+        if point.blocks is not None:
+            load = None if point.sparse is None else point.sparse.load
             try:
-                items = decode_items(blocks, positions, self._dtype, store=point.decoded)
+                items = decode_items(point.blocks, positions, self._dtype,
+                                     store=point.decoded, load=load)
             except cframe.FrameError as exc:
                 raise self._corrupt(grid, exc) from exc
             if items is not None:
@@ -504,15 +494,14 @@ class ChunkEngine:
         if sparse is not None:
             raw: Any = sparse.buffer
             mask = sparse.filter_mask
-            partial = self._partial_decoding and not mask & _SKIP_FIRST_FILTER
-            if not (partial and load_frame_structure(raw, sparse.load)):
+            if not (self._decodes_in_part(mask) and load_frame_structure(raw, sparse.load)):
                 sparse.load_all()
         else:
             if not dataset.chunk_is_written(grid):
                 return None
             raw, mask = dataset.read_raw_chunk(grid)
         blocks = None
-        if self._partial_decoding and not mask & _SKIP_FIRST_FILTER:
+        if self._decodes_in_part(mask):
             try:
                 blocks = frame_blocks(raw, self._dtype)
             except cframe.FrameError as exc:
@@ -540,27 +529,15 @@ class ChunkEngine:
         # its frame's structure and the blocks the part touches are read (whole plain
         # chunks are read straight into the output instead).
         sparse = None if whole_plain else dataset.sparse_chunk_looked_up(piece.grid)
+        load = None  # fills the parts of a sparse chunk decode_region needs
         if sparse is not None:
             raw: Any = sparse.buffer
             mask = sparse.filter_mask
-            if (not piece.full_chunk and self._partial_decoding
-                    and not mask & _SKIP_FIRST_FILTER
+            if (not piece.full_chunk and self._decodes_in_part(mask)
                     and load_frame_structure(raw, sparse.load)):
-                # Decoded straight into the output when the piece is its bounding box.
-                whole = all(isinstance(sel, slice) and sel.step in (None, 1)
-                            and (sel.start, sel.stop) == (bound.start, bound.stop)
-                            for sel, bound in zip(piece.in_chunk, piece.bounds, strict=True))
-                into = target if whole and target.dtype == self._dtype else None
-                try:
-                    part = decode_region(raw, piece.bounds, self._dtype, load=sparse.load,
-                                         out=into)
-                except cframe.FrameError as exc:
-                    raise self._corrupt(piece.grid, exc) from exc
-                if part is not None:
-                    if part is not into:
-                        target[...] = part[piece.within_bounds()]
-                    return
-            sparse.load_all()
+                load = sparse.load
+            else:
+                sparse.load_all()
         else:
             if not dataset.chunk_is_written(piece.grid):
                 target[...] = self._fill_value()
@@ -572,15 +549,28 @@ class ChunkEngine:
         if piece.full_chunk and target.flags.c_contiguous:
             self._decode(raw, mask, target, piece.grid, nthreads)
             return
-        if self._partial_decoding and not mask & _SKIP_FIRST_FILTER and sparse is None:
+        if self._decodes_in_part(mask):
+            # Only the blocks the piece touches are decoded; straight into the output
+            # when the piece is its bounding box.
+            whole = all(isinstance(sel, slice) and sel.step in (None, 1)
+                        and (sel.start, sel.stop) == (bound.start, bound.stop)
+                        for sel, bound in zip(piece.in_chunk, piece.bounds, strict=True))
+            into = target if whole and target.dtype == self._dtype else None
             try:
-                part = decode_region(raw, piece.bounds, self._dtype)
+                part = decode_region(raw, piece.bounds, self._dtype, load=load, out=into)
             except cframe.FrameError as exc:
                 raise self._corrupt(piece.grid, exc) from exc
-            if part is not None:  # only the blocks the selection touches were decoded
-                target[...] = part[piece.within_bounds()]
+            if part is not None:
+                if part is not into:
+                    target[...] = part[piece.within_bounds()]
                 return
+            if sparse is not None:
+                sparse.load_all()  # too many blocks: decoded whole
         target[...] = self._decoded(raw, mask, piece.grid, nthreads)[piece.in_chunk]
+
+    def _decodes_in_part(self, mask: int) -> bool:
+        """Whether a stored chunk of this filter mask can be decoded block by block."""
+        return self._partial_decoding and not mask & _SKIP_FIRST_FILTER
 
     def _decoded(
         self, raw: bytes, mask: int, grid: tuple[int, ...], nthreads: int

@@ -280,6 +280,7 @@ class BlockStore(Protocol):
 def decode_items(
     buf: Any, positions: AnyArray, dtype: DTypeLike, *,
     max_share: float = DEFAULT_MAX_SHARE, store: BlockStore | None = None,
+    load: Any = None,
 ) -> AnyArray | None:
     """The items at ``positions`` of a 1-D chunk frame, decoding only the blocks that
     hold them (fetching a few rows of a table: one small block each, not the chunk).
@@ -297,6 +298,8 @@ def decode_items(
         Answer None when the items lie in more than this share of the blocks.
     store : BlockStore, optional
         Decoded blocks to use, and to add the blocks decoded here to.
+    load : callable, optional
+        As for :func:`decode_region`: fills the streams of each block decoded here first.
 
     Returns
     -------
@@ -329,6 +332,8 @@ def decode_items(
         if values is None:
             if block is None or store is not None:  # a kept block is the store's own
                 block = np.empty(per_block, dtype=dt)
+            if load is not None:
+                load(*blocks.stream_range(number))
             if not blocks.decode(number, block.view(np.uint8)):
                 return None
             values = block
