@@ -482,10 +482,7 @@ class ColumnIndex:
     @classmethod
     def open(cls, table: Table, colpath: str) -> ColumnIndex | None:
         """The stored index of column ``colpath`` of ``table``, or None if it has none."""
-        parent = _table_group(table)
-        if parent is None:
-            return None
-        return _open_child(table, parent, column_key(colpath), colpath)
+        return column_index(table, colpath)
 
     # ------------------------------------------------------------------ metadata
     @property
