@@ -68,7 +68,7 @@ def open_h5(
         # An existing file: opened with a file access list made here (cache settings
         # included), which costs a fifth less than h5py's File(path, ...) and a metadata
         # cache reconfiguration after opening.
-        return _open_existing(filename, mode != "r", chunk_cache_size, chunk_cache_nelmts,
+        return _open_existing(filename, mode, chunk_cache_size, chunk_cache_nelmts,
                               chunk_cache_preempt, metadata_cache_size)
     h5mode = {"r": "r", "r+": "r+", "a": "a", "w": "w"}[mode]
     try:
@@ -81,15 +81,13 @@ def open_h5(
             track_order=track_order,
         )
     except OSError as exc:
-        raise HDF5ExtError(
-            f"unable to open HDF5 file ``{filename}`` in mode {mode!r}: {exc}"
-        ) from exc
+        raise _open_error(filename, mode, exc) from exc
     if metadata_cache_size is not None:
         _bound_metadata_cache(h5, int(metadata_cache_size))
     return h5
 
 
-def _open_existing(filename: str, writable: bool, chunk_cache_size: int,
+def _open_existing(filename: str, mode: str, chunk_cache_size: int,
                    chunk_cache_nelmts: int, chunk_cache_preempt: float,
                    metadata_cache_size: int | None) -> h5py.File:
     fapl = h5p.create(h5p.FILE_ACCESS)
@@ -98,14 +96,15 @@ def _open_existing(filename: str, writable: bool, chunk_cache_size: int,
     if metadata_cache_size is not None:
         fapl.set_mdc_config(_metadata_cache_config(int(metadata_cache_size)))
     try:
-        fid = h5f.open(os.fsencode(filename), h5f.ACC_RDWR if writable else h5f.ACC_RDONLY,
+        fid = h5f.open(os.fsencode(filename), h5f.ACC_RDONLY if mode == "r" else h5f.ACC_RDWR,
                        fapl=fapl)
     except OSError as exc:
-        mode = "r+" if writable else "r"
-        raise HDF5ExtError(
-            f"unable to open HDF5 file ``{filename}`` in mode {mode!r}: {exc}"
-        ) from exc
+        raise _open_error(filename, mode, exc) from exc
     return h5py.File(fid)
+
+
+def _open_error(filename: str, mode: str, exc: OSError) -> HDF5ExtError:
+    return HDF5ExtError(f"unable to open HDF5 file ``{filename}`` in mode {mode!r}: {exc}")
 
 
 @functools.cache
@@ -122,13 +121,7 @@ def _metadata_cache_config(size: int) -> Any:
 
 def _bound_metadata_cache(h5: h5py.File, size: int) -> None:
     """Fix the metadata cache of an open file at ``size`` bytes (HDF5's minimum: 1 KiB)."""
-    size = max(size, 1024)
-    config = h5.id.get_mdc_config()
-    config.set_initial_size = True
-    config.initial_size = size
-    config.max_size = size
-    config.min_size = min(size, config.min_size)
-    h5.id.set_mdc_config(config)
+    h5.id.set_mdc_config(_metadata_cache_config(size))
 
 
 
