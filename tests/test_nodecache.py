@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import gc
+import re
 from pathlib import Path
 
 import numpy as np
 import pytest
 
 import hyperslab
+from hyperslab.errors import HDF5ExtError
 from hyperslab.nodes.nodecache import NodeCache
 
 
@@ -132,3 +134,13 @@ def test_existing_files_open_with_the_cache_settings(h5path: Path, mode: str) ->
         assert f._h5.id.get_access_plist().get_cache()[1:] == (997, 3 << 20, 0.5)
         assert f._h5.id.get_mdc_config().max_size == 1 << 21
         assert f.mode == mode and f._h5.mode == ("r" if mode == "r" else "r+")
+
+
+@pytest.mark.parametrize("mode", ["r", "r+", "a"])
+def test_a_file_hdf5_refuses_names_itself_and_the_mode(tmp_path: Path, mode: str) -> None:
+    path = tmp_path / "not.h5"
+    path.write_bytes(b"not an HDF5 file")
+    expected = f"unable to open HDF5 file .*not\\.h5.* in mode '{re.escape(mode)}'"
+    with pytest.raises(HDF5ExtError, match=expected):
+        hyperslab.open_file(path, mode)
+    assert path.read_bytes() == b"not an HDF5 file"
