@@ -115,7 +115,6 @@ def box_of(h5key: Sequence[object], shape: Shape) -> Box | None:
     return tuple(box)
 
 
-
 ByteRun = tuple[tuple[int, ...], int, int, int]
 """``(grid coords, start in the chunk, start in the box, length)``, the last three in bytes."""
 

@@ -133,7 +133,6 @@ def _normalize_default(value: Any, dtype: np.dtype[Any]) -> Any:
 # ----------------------------------------------------------------------------- Atom
 
 
-
 _INIT_ARG_NAMES: dict[type, tuple[str, ...]] = {}
 
 
@@ -148,6 +147,7 @@ def init_arg_names(cls: type) -> tuple[str, ...]:
             name for name, param in params.items()
             if name != "self" and param.kind is param.POSITIONAL_OR_KEYWORD)
     return names
+
 
 class Atom:
     """The type of the atomic cells of a dataset (abstract; use a subclass).

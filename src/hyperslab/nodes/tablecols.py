@@ -85,10 +85,7 @@ class Column(Reducible):
         """The column's definition in the table's description (made on first use)."""
         col = self._col_
         if col is None:
-            found: Any = self.table.description
-            for part in self.pathname.split("/"):
-                found = found._v_colobjects[part]
-            col = self._col_ = found
+            col = self._col_ = _described(self.table, self.pathname)
         return col
 
     @property
@@ -295,10 +292,7 @@ class Cols:
         """The description of these columns (made on first use)."""
         descr = self._v_desc_
         if descr is None:
-            found: Any = self._v_table.description
-            for part in self._v_path.split("/") if self._v_path else ():
-                found = found._v_colobjects[part]
-            descr = self._v_desc_ = found
+            descr = self._v_desc_ = _described(self._v_table, self._v_path)
         return descr
 
     @property
@@ -357,6 +351,15 @@ class Cols:
         return "\n".join(lines)
 
     __str__ = __repr__
+
+
+def _described(table: Table, path: str) -> Any:
+    """The Col or nested Description at column path ``path`` ('' for the whole table) of
+    the table's description."""
+    found: Any = table.description
+    for part in path.split("/") if path else ():
+        found = found._v_colobjects[part]
+    return found
 
 
 def _native_cell(field: np.dtype[Any]) -> np.dtype[Any]:
