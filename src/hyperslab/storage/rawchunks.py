@@ -139,11 +139,6 @@ class SparseChunk:
         self._loaded: set[tuple[int, int]] = set()
         self._complete = False
 
-    @property
-    def complete(self) -> bool:
-        """Whether every byte has been read."""
-        return self._complete
-
     def load(self, start: int, stop: int) -> None:
         """Read bytes ``start .. stop - 1`` of the chunk into :attr:`buffer` (once).
 
@@ -295,7 +290,7 @@ class RawChunks:
         # Before the chunk index is built (a query right after opening), a few chunks are
         # found with HDF5's own look-up rather than listing every chunk first; once those
         # look-ups have cost about what building the index costs, the index is built
-        # (ski rental: repeated queries then find chunks in ~1 us instead of ~18).
+        # (ski rental: repeated queries then find chunks in ~1 us instead of 6-107 us).
         few = (self._may_look_up()
                and len({coords for coords, _, _ in pieces}) <= _FEW_LOOKUPS)
         location = self._look_up_one if few else self.location
