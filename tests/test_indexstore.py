@@ -9,6 +9,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import h5py
 import numpy as np
 import pytest
 import tables
@@ -222,6 +223,13 @@ def _check_index(index: ColumnIndex, column: np.ndarray) -> None:
     assert index.nan_start == len(column) - nans
     firsts = index._group.get_child("firsts")[:]
     np.testing.assert_array_equal(firsts, column[order][::index.chunkrows])
+    # The stored row numbers too (rows() answers the positions holding their own row
+    # without reading them), and ROWS_IN_ORDER counts exactly those positions.
+    np.testing.assert_array_equal(index._rows[:], order)
+    strays = np.flatnonzero(order != np.arange(len(order)))
+    in_order = int(strays[0]) if len(strays) else len(order)
+    assert index._in_order == in_order
+    assert index._group.attrs["ROWS_IN_ORDER"] == in_order
 
 
 @pytest.fixture(scope="module")
@@ -516,6 +524,59 @@ def test_append_rows_only_rewrites_the_tail(tmp_path: Path) -> None:
         index.append_rows(1000, np.arange(1000, 1050))
         del index.values
         _check_index(index, np.arange(1050))
+
+
+def test_rows_in_order_in_a_sorted_table(tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+                                         ) -> None:
+    """In a table sorted by the column every position holds its own row: lookups answer
+    rows without opening the ``rows`` array.  Appends keep the count exact: values above
+    every indexed one extend it, a smaller one cuts it at its place."""
+    values = np.repeat(np.arange(100, dtype="i8"), 3)  # ties keep their row order
+    with hyperslab.open_file(tmp_path / "t.h5", "w") as f:
+        table = f.create_table("/", "t", np.dtype([("v", "i8")]))
+        table.append(values.astype([("v", "i8")]))
+        index = ColumnIndex.build(table, "v", chunkrows=16)
+        _check_index(index, values)
+        assert index._in_order == 300
+        for new in (np.arange(100, 110), np.array([50, 7]), np.arange(200, 230)):
+            table.append(new.astype([("v", "i8")]))
+            values = np.concatenate([values, new])
+            index.append_rows(len(values) - len(new), new)
+            _check_index(index, values)  # 310; 24 (the new 7 follows the three old); 24
+    with hyperslab.open_file(tmp_path / "t.h5") as f:
+        index = ColumnIndex.open(f.root.t, "v")
+        assert index is not None and index._in_order == 24
+
+        def no_rows_array() -> Vector:
+            raise AssertionError("the rows array was opened")
+
+        monkeypatch.setattr(index, "_rows_vector", no_rows_array)
+        p0, p1 = index.positions(np.int64(2), True, np.int64(5), False)
+        np.testing.assert_array_equal(index.rows(p0, p1), np.arange(6, 15))
+        with pytest.raises(AssertionError, match="rows array was opened"):
+            index.rows(0, 25)  # one past the positions in order
+
+
+def test_rows_in_order_absent_or_out_of_range(tmp_path: Path) -> None:
+    """Indexes written before ROWS_IN_ORDER (or with a value out of range) read their rows
+    array, and a value above the positions indexed counts as all of them."""
+    values = np.array([3, 1, 2, 0], dtype="i4")
+    with hyperslab.open_file(tmp_path / "t.h5", "w") as f:
+        table = f.create_table("/", "t", np.dtype([("v", "i4")]))
+        table.append(values.astype([("v", "i4")]))
+        ColumnIndex.build(table, "v")
+    for stored, expected in ((None, 0), (-5, 0), (99, 4)):
+        with h5py.File(tmp_path / "t.h5", "a") as h5:
+            attrs = h5["_p_hsindex_t/v"].attrs
+            if stored is None:
+                del attrs["ROWS_IN_ORDER"]
+            else:
+                attrs["ROWS_IN_ORDER"] = stored
+        with hyperslab.open_file(tmp_path / "t.h5") as f:
+            index = ColumnIndex.open(f.root.t, "v")
+            assert index is not None and index._in_order == expected
+            if expected == 0:
+                np.testing.assert_array_equal(index.rows(0, 4), [3, 1, 2, 0])
 
 
 def test_append_rows_rejects_a_gap_or_bad_values(tmp_path: Path) -> None:

@@ -134,7 +134,8 @@ def candidate_rows(node: PlanNode, indexes: Mapping[str, Any],
         if not parts:
             return np.empty(0, dtype=np.int64)
         rows = np.concatenate(parts).astype(np.int64, copy=False)
-        rows.sort()
+        if len(rows) > 1 and not (rows[1:] >= rows[:-1]).all():
+            rows.sort()  # not already in order, as in a table sorted by the column
         return rows
     if isinstance(node, And):
         # The smallest part first: every intersection is then at most that big.

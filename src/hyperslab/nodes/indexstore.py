@@ -15,7 +15,9 @@ EArrays share one chunk shape, so ``firsts`` (small, read once) finds the one ch
 ``sorted`` that holds a boundary: a lookup reads one chunk per bound.  The column group's
 attributes are ``HS_INDEX_VERSION`` (1), ``COLPATH``, ``KIND``, ``OPTLEVEL``, ``DIRTY``,
 ``NELEMENTS`` (rows indexed), ``NAN_START`` (the position of the first NaN: the count of
-non-NaN values) and ``TABLE_ADDRESS`` (the file address of the table's object header: an
+non-NaN values), ``ROWS_IN_ORDER`` (how many first positions hold their own row number:
+all of them in a table sorted by the column, so lookups there need not read ``rows``;
+absent means 0) and ``TABLE_ADDRESS`` (the file address of the table's object header: an
 index found beside a table that is not the one it was built for, e.g. a new table given the
 name of one another program renamed, is ignored).
 
@@ -308,7 +310,9 @@ class ColumnIndex:
         self._dirty = bool(raw.read_int_attribute(gid, "DIRTY"))
         self._nelements = raw.read_int_attribute(gid, "NELEMENTS")
         self._nan_start = raw.read_int_attribute(gid, "NAN_START")
-        self._arrays: tuple[Vector, Vector, int, np.dtype[Any]] | None = None
+        self._in_order = _rows_in_order(gid, self._nelements)
+        self._arrays: tuple[Vector, int, np.dtype[Any]] | None = None
+        self._rows_vector_: Vector | None = None  # opened when rows are first read
         self._firsts_: AnyArray | None = None
         self._chunks: dict[tuple[int, bool], AnyArray] = {}
         self._chunks_lock = threading.Lock()  # queries may run in several threads
@@ -321,26 +325,43 @@ class ColumnIndex:
             group = self._group_ = self._table._file._get_group(self._group_path)
         return group
 
-    def _open_arrays(self) -> tuple[Vector, Vector, int, np.dtype[Any]]:
-        """The ``sorted`` and ``rows`` arrays, their chunk length and the values' native
-        dtype (opened once).
+    def _open_arrays(self) -> tuple[Vector, int, np.dtype[Any]]:
+        """The ``sorted`` array, its chunk length and the values' native dtype (opened
+        once).
 
         Raises
         ------
         HDF5ExtError
-            If the index group lacks them or they are not 1-D arrays of one chunk shape.
+            If the index group lacks it or it is not a 1-D array.
         """
         arrays = self._arrays
         if arrays is None:
-            sorted_values, rows = (self._array(name) for name in ("sorted", "rows"))
+            sorted_values = self._array("sorted")
             chunks = sorted_values.chunks
+            chunkrows = int(chunks[0]) if chunks else _MAX_CHUNK_ROWS
+            arrays = self._arrays = (sorted_values, chunkrows, sorted_values.dtype)
+        return arrays
+
+    def _rows_vector(self) -> Vector:
+        """The ``rows`` array (opened once, when first read: lookups in a table sorted by
+        the column never need it).
+
+        Raises
+        ------
+        HDF5ExtError
+            If the index group lacks it or it is not a 1-D array of integers in the chunk
+            shape of ``sorted``.
+        """
+        rows = self._rows_vector_
+        if rows is None:
+            chunks = self._open_arrays()[0].chunks
+            rows = self._array("rows")
             if chunks != rows.chunks or rows.dtype.kind not in "iu":
                 raise HDF5ExtError(f"the index arrays in {self._group_path} are malformed: "
                                    f"'sorted' in chunks {chunks}, 'rows' of {rows.dtype} "
                                    f"in chunks {rows.chunks}")
-            chunkrows = int(chunks[0]) if chunks else _MAX_CHUNK_ROWS
-            arrays = self._arrays = (sorted_values, rows, chunkrows, sorted_values.dtype)
-        return arrays
+            self._rows_vector_ = rows
+        return rows
 
     def _array(self, name: str) -> Vector:
         """Open the array ``name`` of the index group (reads only: changes go through the
@@ -370,7 +391,7 @@ class ColumnIndex:
 
     @property
     def _chunkrows(self) -> int:
-        return self._open_arrays()[2]
+        return self._open_arrays()[1]
 
     @property
     def _kind(self) -> str:
@@ -524,7 +545,7 @@ class ColumnIndex:
     @property
     def dtype(self) -> np.dtype[Any]:
         """The dtype of the indexed values (native byte order)."""
-        return self._open_arrays()[3]
+        return self._open_arrays()[2]
 
     @property
     def filters(self) -> Filters:
@@ -581,11 +602,11 @@ class ColumnIndex:
         key = (number, of_rows)
         chunk = self._chunks.get(key)
         if chunk is None:
-            sorted_ds, rows_ds, chunkrows, _ = self._open_arrays()
+            sorted_ds, chunkrows, _ = self._open_arrays()
             start = number * chunkrows
             # One chunk through HDF5's own chunk lookup: no chunk index of the whole
             # array to build first (a lookup right after opening reads one chunk).
-            chunk = (rows_ds if of_rows else sorted_ds).read(
+            chunk = (self._rows_vector() if of_rows else sorted_ds).read(
                 start, min(start + chunkrows, self._nelements))
             with self._chunks_lock:
                 while len(self._chunks) >= _CACHED_CHUNKS:
@@ -597,7 +618,7 @@ class ColumnIndex:
         """``searchsorted`` of a bound of the column's own dtype over the non-NaN values
         (the same answer as counting NumPy comparisons, in microseconds); None for other
         bounds."""
-        _, _, chunkrows, dtype = self._open_arrays()
+        _, chunkrows, dtype = self._open_arrays()
         if not isinstance(bound, np.generic) or bound.dtype != dtype or (
                 bound.dtype.kind == "f" and bound != bound):  # NaN
             return None
@@ -681,11 +702,13 @@ class ColumnIndex:
         p0, p1 = self._check_span(p0, p1)
         if p0 == p1:
             return np.empty(0, dtype=np.int64)
+        if p1 <= self._in_order:  # positions that hold their own row: nothing to read
+            return np.arange(p0, p1, dtype=np.int64)
         number = p0 // self._chunkrows
         if (p1 - 1) // self._chunkrows == number:  # within one chunk: cached
             first = number * self._chunkrows
             return self._chunk(number, of_rows=True)[p0 - first : p1 - first].astype(np.int64)
-        return self._open_arrays()[1].read(p0, p1).astype(np.int64, copy=False)
+        return self._rows_vector().read(p0, p1).astype(np.int64, copy=False)
 
     def values(self, p0: int, p1: int) -> AnyArray:
         """The sorted values at positions ``p0 .. p1 - 1``."""
@@ -742,7 +765,7 @@ class ColumnIndex:
         order = stable_argsort(new)
         new_values = new[order]
         at = self._insertion_point(new_values[:1])
-        fits = np.iinfo(self._open_arrays()[1].dtype).max >= total - 1
+        fits = np.iinfo(self._rows_vector().dtype).max >= total - 1
         if not fits or self._nelements - at + len(new) > IN_MEMORY_MERGE_ROWS:
             self._rebuild()
             return
@@ -768,11 +791,14 @@ class ColumnIndex:
         if firsts.tobytes() != old_firsts.tobytes():  # not when the last chunk just grew
             _write_firsts(self._group, firsts)
         self._firsts_ = firsts
+        if self._in_order >= at:  # positions before ``at`` kept their (own) rows
+            self._in_order = at + _leading_in_order(rows, at)
         self._nelements += len(new_values)
         self._nan_start += _non_nan(new_values)
         attrs = self._group.attrs
         attrs["NELEMENTS"] = self._nelements
         attrs["NAN_START"] = self._nan_start
+        attrs["ROWS_IN_ORDER"] = self._in_order
         self.dirty = was_dirty
 
     def _rebuild(self) -> None:
@@ -786,7 +812,7 @@ class ColumnIndex:
         file = self._table._file
         file._check_writable()
         parent = self._group.parent
-        self._arrays = None  # the datasets go with the group: let them be closed
+        self._arrays = self._rows_vector_ = None  # the datasets go with the group
         self._firsts_ = None
         file.remove_node(self._group, recursive=True)
         self._clear_chunks()
@@ -833,11 +859,14 @@ def _fill(group: Group, column: Column, dtype: np.dtype[Any], nrows: int, filter
     firsts: list[AnyArray] = []
     non_nan = 0
     position = 0
+    in_order = 0
     for values, rows in sorted_pieces(read, nrows, piece_rows=piece_rows, **sort_options):
         arrays[0].append(values)
         arrays[1].append(rows.astype(rows_dtype))
         firsts.append(values[(-position) % chunkrows::chunkrows])
         non_nan += _non_nan(values)
+        if in_order == position:
+            in_order += _leading_in_order(rows, position)
         position += len(values)
     _write_firsts(group, np.concatenate(firsts) if firsts else np.empty(0, dtype=dtype))
     attrs = group.attrs
@@ -845,6 +874,24 @@ def _fill(group: Group, column: Column, dtype: np.dtype[Any], nrows: int, filter
     attrs["DIRTY"] = False
     attrs["NELEMENTS"] = position
     attrs["NAN_START"] = non_nan
+    attrs["ROWS_IN_ORDER"] = in_order
+
+
+def _leading_in_order(rows: AnyArray, first: int) -> int:
+    """How many of ``rows`` (the row numbers at positions ``first ..``) lead with rows
+    ``first, first + 1, ...``: the positions that hold their own row."""
+    strays = np.flatnonzero(rows != np.arange(first, first + len(rows)))
+    return int(strays[0]) if len(strays) else len(rows)
+
+
+def _rows_in_order(gid: Any, nelements: int) -> int:
+    """The ROWS_IN_ORDER of a column index group (0 when absent, as in indexes written
+    before it existed), within ``0 .. nelements``."""
+    try:
+        in_order = raw.read_int_attribute(gid, "ROWS_IN_ORDER")
+    except KeyError:
+        return 0
+    return min(max(in_order, 0), nelements)
 
 
 def _string_attribute(gid: Any, name: str) -> str:
