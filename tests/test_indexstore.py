@@ -19,7 +19,7 @@ from hypothesis.extra import numpy as hnp
 from numpy.lib.recfunctions import repack_fields
 
 import hyperslab
-from hyperslab.errors import FileModeError
+from hyperslab.errors import FileModeError, HDF5ExtError
 from hyperslab.nodes import indexstore
 from hyperslab.nodes.indexsort import (
     progress_total,
@@ -213,6 +213,17 @@ def _field(records: np.ndarray, colpath: str) -> np.ndarray:
     return records
 
 
+def _stored_firsts(index: ColumnIndex) -> np.ndarray:
+    """The firsts as stored: the FIRSTS attribute up to FIRSTS_ATTRIBUTE_BYTES, else the
+    ``firsts`` array (never both)."""
+    group = index._group
+    in_attribute = "FIRSTS" in group._v_attrs._f_list("all")
+    assert in_attribute != ("firsts" in group)
+    firsts = group._v_attrs["FIRSTS"] if in_attribute else group.get_child("firsts")[:]
+    assert in_attribute == (firsts.nbytes <= indexstore.FIRSTS_ATTRIBUTE_BYTES)
+    return np.asarray(firsts)
+
+
 def _check_index(index: ColumnIndex, column: np.ndarray) -> None:
     """The stored index is the stable argsort of the column, with consistent metadata."""
     order = np.argsort(column, kind="stable")
@@ -221,8 +232,7 @@ def _check_index(index: ColumnIndex, column: np.ndarray) -> None:
     np.testing.assert_array_equal(index.values(0, index.nelements), column[order])
     nans = int(np.isnan(column).sum()) if column.dtype.kind == "f" else 0
     assert index.nan_start == len(column) - nans
-    firsts = index._group.get_child("firsts")[:]
-    np.testing.assert_array_equal(firsts, column[order][::index.chunkrows])
+    np.testing.assert_array_equal(_stored_firsts(index), column[order][::index.chunkrows])
     # The stored row numbers too (rows() answers the positions holding their own row
     # without reading them), and ROWS_IN_ORDER counts exactly those positions.
     np.testing.assert_array_equal(index._rows[:], order)
@@ -407,7 +417,7 @@ def test_index_metadata_persists_and_repr(tmp_path: Path) -> None:
                                                                          True)
         assert full.nelements == 100 and not full.stale
         group = f.get_node("/_p_hsindex_t/f8")
-        assert group.attrs["HS_INDEX_VERSION"] == 1 and group.attrs["COLPATH"] == "f8"
+        assert group.attrs["HS_INDEX_VERSION"] == 2 and group.attrs["COLPATH"] == "f8"
         assert full.positions(None, True, None, True) == (0, full.nan_start)
         with pytest.raises(FileModeError):
             light.dirty = False
@@ -555,6 +565,75 @@ def test_rows_in_order_in_a_sorted_table(tmp_path: Path, monkeypatch: pytest.Mon
         np.testing.assert_array_equal(index.rows(p0, p1), np.arange(6, 15))
         with pytest.raises(AssertionError, match="rows array was opened"):
             index.rows(0, 25)  # one past the positions in order
+
+
+def test_firsts_move_between_attribute_and_array(tmp_path: Path) -> None:
+    """Firsts up to FIRSTS_ATTRIBUTE_BYTES are an attribute, more are an array: an index
+    whose firsts outgrow the attribute (appends) moves them, and both forms read back."""
+    limit = indexstore.FIRSTS_ATTRIBUTE_BYTES // 8  # firsts of one-value chunks, f8
+    values = np.random.default_rng(3).normal(size=limit + 40)
+    with hyperslab.open_file(tmp_path / "t.h5", "w") as f:
+        stored = f.create_table("/", "t", values.astype([("v", "f8")]))
+        table = _Prefix(stored, limit - 10)
+        index = ColumnIndex.build(table, "v", chunkrows=1)  # type: ignore[arg-type]
+        _check_index(index, values[: limit - 10])
+        assert "firsts" not in index._group
+        table.nrows = len(values)
+        index.append_rows(limit - 10, values[limit - 10 :])
+        _check_index(index, values)
+        assert "firsts" in index._group
+    with hyperslab.open_file(tmp_path / "t.h5") as f:
+        index = ColumnIndex.open(f.root.t, "v")
+        assert index is not None
+        p0, p1 = index.positions(np.float64(0.0), True, None, False)
+        np.testing.assert_array_equal(np.sort(index.rows(p0, p1)), np.flatnonzero(values >= 0))
+
+
+def test_a_version_1_index_is_still_read(tmp_path: Path) -> None:
+    """Indexes written before version 2 (firsts always an array, no ROWS_IN_ORDER) answer
+    queries as before."""
+    records = _records(300, seed=9)
+    with hyperslab.open_file(tmp_path / "t.h5", "w") as f:
+        table = f.create_table("/", "t", records)
+        ColumnIndex.build(table, "f8", chunkrows=16)
+    with h5py.File(tmp_path / "t.h5", "a") as h5:
+        group = h5["_p_hsindex_t/f8"]
+        group.create_dataset("firsts", data=group.attrs["FIRSTS"])
+        for name in ("FIRSTS", "ROWS_IN_ORDER"):
+            del group.attrs[name]
+        group.attrs["HS_INDEX_VERSION"] = 1
+    with hyperslab.open_file(tmp_path / "t.h5") as f:
+        index = ColumnIndex.open(f.root.t, "f8")
+        assert index is not None and index._in_order == 0
+        p0, p1 = index.positions(np.float64(-1.0), False, np.float64(1.0), True)
+        expected = np.flatnonzero((records["f8"] > -1) & (records["f8"] <= 1))
+        np.testing.assert_array_equal(np.sort(index.rows(p0, p1)), expected)
+    with hyperslab.open_file(tmp_path / "t.h5", "a") as f:  # a change writes version 2
+        table = f.root.t
+        table.append(records[:5])
+        table.flush()
+        index = ColumnIndex.open(table, "f8")
+        assert index is not None and index.current
+        _check_index(index, np.concatenate([records["f8"], records["f8"][:5]]))
+        assert index._group.attrs["HS_INDEX_VERSION"] == 2
+    with h5py.File(tmp_path / "t.h5", "a") as h5:
+        h5["_p_hsindex_t/f8"].attrs["HS_INDEX_VERSION"] = 3  # a layout not known here
+    with hyperslab.open_file(tmp_path / "t.h5") as f:
+        assert ColumnIndex.open(f.root.t, "f8") is None
+
+
+@pytest.mark.parametrize("stored", [np.zeros((2, 2)), np.array([1 + 2j])])
+def test_malformed_firsts_are_a_clear_error(tmp_path: Path, stored: np.ndarray) -> None:
+    with hyperslab.open_file(tmp_path / "t.h5", "w") as f:
+        table = f.create_table("/", "t", _records(50))
+        ColumnIndex.build(table, "f8")
+    with h5py.File(tmp_path / "t.h5", "a") as h5:
+        h5["_p_hsindex_t/f8"].attrs["FIRSTS"] = stored
+    with hyperslab.open_file(tmp_path / "t.h5") as f:
+        index = ColumnIndex.open(f.root.t, "f8")
+        assert index is not None
+        with pytest.raises(HDF5ExtError, match=r"_p_hsindex_t/f8 is malformed: .*FIRSTS"):
+            index.positions(np.float64(0.0), True, None, False)
 
 
 def test_rows_in_order_absent_or_out_of_range(tmp_path: Path) -> None:

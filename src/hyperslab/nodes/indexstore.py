@@ -8,16 +8,18 @@ the table, which PyTables never looks at::
         <column key>/                               group, one per indexed column
             sorted    EArray of the column's dtype  the values in order
             rows      EArray uint32 (int64 for tables of more than 2**32 rows)
-            firsts    Array                         the first value of every chunk of sorted
+            firsts    Array (or attr FIRSTS)        the first value of every chunk of sorted
 
 The column key is the column's path with ``/`` replaced by ``.`` (``'info.x'``).  Both
 EArrays share one chunk shape, so ``firsts`` (small, read once) finds the one chunk of
-``sorted`` that holds a boundary: a lookup reads one chunk per bound.  The column group's
-attributes are ``HS_INDEX_VERSION`` (1), ``COLPATH``, ``KIND``, ``OPTLEVEL``, ``DIRTY``,
+``sorted`` that holds a boundary: a lookup reads one chunk per bound.  Up to
+:data:`FIRSTS_ATTRIBUTE_BYTES` the firsts are the group's attribute ``FIRSTS`` instead of an
+array: read with the group's header, they cost no dataset opening.  The column group's
+attributes are ``HS_INDEX_VERSION`` (2), ``COLPATH``, ``KIND``, ``OPTLEVEL``, ``DIRTY``,
 ``NELEMENTS`` (rows indexed), ``NAN_START`` (the position of the first NaN: the count of
-non-NaN values), ``ROWS_IN_ORDER`` (how many first positions hold their own row number:
-all of them in a table sorted by the column, so lookups there need not read ``rows``;
-absent means 0) and ``TABLE_ADDRESS`` (the file address of the table's object header: an
+non-NaN values), ``ROWS_IN_ORDER`` (positions ``0 .. ROWS_IN_ORDER - 1`` hold their own
+row number: all of them in a table sorted by the column, so lookups there need not read
+``rows``; absent means 0) and ``TABLE_ADDRESS`` (the file address of the table's object header: an
 index found beside a table that is not the one it was built for, e.g. a new table given the
 name of one another program renamed, is ignored).
 
@@ -55,7 +57,7 @@ from hyperslab.nodes.indexsort import (
 from hyperslab.nodes.naming import join_path
 from hyperslab.storage import attributes as raw
 from hyperslab.storage import tree
-from hyperslab.storage.vectors import Vector
+from hyperslab.storage.vectors import Vector, read_vector_attribute
 
 if TYPE_CHECKING:
     from hyperslab.nodes.table import Table
@@ -64,8 +66,12 @@ if TYPE_CHECKING:
 INDEX_GROUP_PREFIX = "_p_hsindex_"
 """Prefix of the hidden group holding a table's indexes (``_p_`` is hidden by PyTables)."""
 
-HS_INDEX_VERSION = 1
+HS_INDEX_VERSION = 2
 """The layout version written in every column index group."""
+
+READ_INDEX_VERSIONS = (1, 2)
+"""The layout versions read (1: firsts always an array, no ROWS_IN_ORDER); a change to a
+version 1 index writes version 2."""
 
 KINDS = ("ultralight", "light", "medium", "full")
 """PyTables' index kinds (all recorded as metadata over the same complete sort)."""
@@ -76,6 +82,10 @@ DEFAULT_INDEX_FILTERS = Filters(5, "blosc2:lz4", shuffle=True)
 IN_MEMORY_MERGE_ROWS = 4_000_000
 """``append_rows`` merges in memory when the index values it must move (those after the
 first new value's place) plus the new ones are at most this many; else it rebuilds."""
+
+FIRSTS_ATTRIBUTE_BYTES = 48 * 1024
+"""Firsts of up to this many bytes are stored as an attribute of the column group (HDF5
+keeps an attribute in its object's header only below 64 KiB)."""
 
 _CHUNK_BYTES = 32 * 1024  # target bytes of one chunk of 'sorted' (a lookup decodes one)
 _MIN_CHUNK_ROWS = 4096
@@ -583,7 +593,8 @@ class ColumnIndex:
     @property
     def size_on_disk(self) -> int:
         """Bytes the index's arrays take in the file."""
-        firsts = self._group.get_child("firsts")
+        group = self._group
+        firsts = group.get_child("firsts") if "firsts" in group else None
         return int(self._sorted.size_on_disk + self._rows.size_on_disk
                    + getattr(firsts, "size_on_disk", 0))
 
@@ -592,8 +603,15 @@ class ColumnIndex:
     def _firsts(self) -> AnyArray:
         firsts = self._firsts_
         if firsts is None:
-            array = self._array("firsts")
-            firsts = self._firsts_ = array.read(0, len(array))
+            try:
+                firsts = read_vector_attribute(self._gid, "FIRSTS")
+            except KeyError:  # too many for an attribute, or a version 1 index
+                array = self._array("firsts")
+                firsts = array.read(0, len(array))
+            except TypeError as exc:
+                raise HDF5ExtError(f"the index in {self._group_path} is malformed: "
+                                   f"{exc}") from None
+            self._firsts_ = firsts
         return firsts
 
     def _chunk(self, number: int, of_rows: bool = False) -> AnyArray:
@@ -799,6 +817,7 @@ class ColumnIndex:
         attrs["NELEMENTS"] = self._nelements
         attrs["NAN_START"] = self._nan_start
         attrs["ROWS_IN_ORDER"] = self._in_order
+        attrs["HS_INDEX_VERSION"] = HS_INDEX_VERSION  # firsts may now be an attribute
         self.dirty = was_dirty
 
     def _rebuild(self) -> None:
@@ -835,9 +854,17 @@ class ColumnIndex:
 
 
 def _write_firsts(group: Group, firsts: AnyArray) -> None:
-    """(Re)write the ``firsts`` array of a column index group."""
+    """(Re)write the firsts of a column index group: its FIRSTS attribute, or its
+    ``firsts`` array when they take more than :data:`FIRSTS_ATTRIBUTE_BYTES`."""
     _remove_child(group, "firsts")
-    group._file.create_array(group, "firsts", np.ascontiguousarray(firsts))
+    gid = group._h5id
+    if raw.has_attribute(gid, "FIRSTS"):
+        raw.delete_attribute(gid, "FIRSTS")
+    firsts = np.ascontiguousarray(firsts)
+    if firsts.nbytes <= FIRSTS_ATTRIBUTE_BYTES:
+        raw.write_attribute(gid, "FIRSTS", firsts)
+    else:
+        group._file.create_array(group, "firsts", firsts)
 
 
 def _fill(group: Group, column: Column, dtype: np.dtype[Any], nrows: int, filters: Filters,
@@ -905,10 +932,10 @@ def _string_attribute(gid: Any, name: str) -> str:
 
 def _stored_colpath(table: Table, gid: Any, name: str, colpath: str | None) -> str | None:
     """The COLPATH of the column group ``gid`` (linked as ``name``) when it holds a
-    complete index of this layout version for ``table`` (of column ``colpath`` if given);
+    complete index of a layout version read for ``table`` (of column ``colpath`` if given);
     None otherwise."""
     try:
-        if raw.read_int_attribute(gid, "HS_INDEX_VERSION") != HS_INDEX_VERSION:
+        if raw.read_int_attribute(gid, "HS_INDEX_VERSION") not in READ_INDEX_VERSIONS:
             return None
         stored = _string_attribute(gid, "COLPATH")
         built_for = raw.read_int_attribute(gid, "TABLE_ADDRESS")
@@ -924,7 +951,7 @@ def _stored_colpath(table: Table, gid: Any, name: str, colpath: str | None) -> s
 def _open_child(table: Table, parent: Group, name: str, colpath: str | None
                 ) -> ColumnIndex | None:
     """The index stored in group ``name`` of ``parent`` (of column ``colpath`` if given),
-    or None when that is not a complete index of this layout version."""
+    or None when that is not a complete index of a layout version read."""
     if name not in parent:
         return None
     group = parent.get_child(name)

@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
-from h5py import h5d, h5s, h5t
+from h5py import h5a, h5d, h5s, h5t
 
 from hyperslab._typing import AnyArray
 from hyperslab.errors import HDF5ExtError
@@ -55,19 +55,8 @@ class Vector:
         if dsid.get_space().get_simple_extent_ndims() != 1:
             raise TypeError(f"{name} is not one-dimensional")
         self._dsid = dsid
-        file_dtype = np.dtype(dsid.dtype)
-        ftype = dsid.get_type()
-        if ftype.get_class() == h5t.BITFIELD and ftype.get_size() == 1:
-            self.dtype: np.dtype[Any] = np.dtype(bool)  # PyTables' booleans: bytes 0 or 1
-            self._mtype = ftype
-        elif file_dtype.kind in "iuf" and file_dtype.shape == ():
-            self.dtype = file_dtype.newbyteorder("=")
-            self._mtype = h5t.py_create(self.dtype)  # HDF5 swaps bytes where needed
-        elif file_dtype.kind == "S":
-            self.dtype = file_dtype
-            self._mtype = ftype  # the stored bytes as they are
-        else:
-            raise TypeError(f"{name} holds {file_dtype}, not numbers or byte strings")
+        self.dtype: np.dtype[Any]
+        self.dtype, self._mtype = _memory_type(dsid.get_type(), name)
         dcpl = dsid.get_create_plist()
         chunked = dcpl.get_layout() == h5d.CHUNKED
         self.chunks: tuple[int, ...] | None = tuple(dcpl.get_chunk()) if chunked else None
@@ -103,4 +92,55 @@ class Vector:
         return out
 
 
-__all__ = ["Vector"]
+def _memory_type(ftype: h5t.TypeID, name: str) -> tuple[np.dtype[Any], h5t.TypeID]:
+    """The native dtype that elements of the stored type ``ftype`` are read as, and the
+    HDF5 memory type that reads them so.
+
+    Raises
+    ------
+    TypeError
+        If ``ftype`` is not an integer, a float, a one-byte bitfield (PyTables' booleans)
+        or a fixed-length string.
+    """
+    if ftype.get_class() == h5t.BITFIELD and ftype.get_size() == 1:
+        return np.dtype(bool), ftype  # PyTables' booleans: bytes 0 or 1
+    file_dtype = np.dtype(ftype.dtype)
+    if file_dtype.kind in "iuf" and file_dtype.shape == ():
+        native = file_dtype.newbyteorder("=")
+        return native, h5t.py_create(native)  # HDF5 swaps bytes where needed
+    if file_dtype.kind == "S":
+        return file_dtype, ftype  # the stored bytes as they are
+    raise TypeError(f"{name} holds {file_dtype}, not numbers or byte strings")
+
+
+def read_vector_attribute(oid: Any, name: str) -> AnyArray:
+    """A 1-D attribute of numbers, booleans or fixed-length byte strings, read whole in
+    native byte order (the types a :class:`Vector` reads; an attribute lives in its
+    object's header, so reading it opens no dataset).
+
+    Raises
+    ------
+    KeyError
+        If the object has no attribute ``name``.
+    TypeError
+        If the attribute is not 1-D or holds other types.
+    """
+    try:
+        attr = h5a.open(oid, name.encode("utf-8"))
+    except KeyError:
+        raise KeyError(f"attribute {name!r} does not exist") from None
+    space = attr.get_space()
+    if space.get_simple_extent_type() == h5s.NULL:
+        shape: tuple[int, ...] = (0,)
+    else:
+        shape = tuple(space.shape)
+    if len(shape) != 1:
+        raise TypeError(f"attribute {name!r} is not one-dimensional: shape {shape}")
+    dtype, mtype = _memory_type(attr.get_type(), f"attribute {name!r}")
+    out = np.empty(shape[0], dtype=dtype)
+    if shape[0]:
+        attr.read(out, mtype=mtype)
+    return out
+
+
+__all__ = ["Vector", "read_vector_attribute"]
