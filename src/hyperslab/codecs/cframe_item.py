@@ -121,9 +121,9 @@ def block_ends(chunk: Any, nblocks: int) -> tuple[AnyArray, AnyArray] | None:
     starts = np.frombuffer(chunk, dtype="<i4", count=nblocks, offset=CHUNK_EXTLEN)
     if nblocks and (int(starts.min()) < table_end or int(starts.max()) >= cbytes):
         return None
-    ordered = np.unique(starts)
-    following = np.append(ordered[1:], cbytes)
-    return starts, following[np.searchsorted(ordered, starts)]
+    # A stream ends where the next greater start is (np.unique costs twice this sort).
+    ordered = np.sort(starts)
+    return starts, np.append(ordered, cbytes)[np.searchsorted(ordered, starts, side="right")]
 
 
 def block_chunk(chunk: Any, nblock: int, begin: int, end: int, blocksize: int,
