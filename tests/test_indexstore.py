@@ -234,12 +234,14 @@ def _check_index(index: ColumnIndex, column: np.ndarray) -> None:
     assert index.nan_start == len(column) - nans
     np.testing.assert_array_equal(_stored_firsts(index), column[order][::index.chunkrows])
     # The stored row numbers too (rows() answers the positions holding their own row
-    # without reading them), and ROWS_IN_ORDER counts exactly those positions.
+    # without reading them), and the state counts exactly those positions.
     np.testing.assert_array_equal(index._rows[:], order)
     strays = np.flatnonzero(order != np.arange(len(order)))
     in_order = int(strays[0]) if len(strays) else len(order)
     assert index._in_order == in_order
-    assert index._group.attrs["ROWS_IN_ORDER"] == in_order
+    state = index._group.attrs["HS_INDEX"]
+    assert state.tolist() == [2, index._table_address, int(index.dirty), len(column),
+                              index.nan_start, in_order]
 
 
 @pytest.fixture(scope="module")
@@ -417,7 +419,8 @@ def test_index_metadata_persists_and_repr(tmp_path: Path) -> None:
                                                                          True)
         assert full.nelements == 100 and not full.stale
         group = f.get_node("/_p_hsindex_t/f8")
-        assert group.attrs["HS_INDEX_VERSION"] == 2 and group.attrs["COLPATH"] == "f8"
+        assert group.attrs["HS_INDEX"][0] == 2 and group.attrs["COLPATH"] == "f8"
+        assert "HS_INDEX_VERSION" not in group.attrs
         assert full.positions(None, True, None, True) == (0, full.nan_start)
         with pytest.raises(FileModeError):
             light.dirty = False
@@ -589,19 +592,30 @@ def test_firsts_move_between_attribute_and_array(tmp_path: Path) -> None:
         np.testing.assert_array_equal(np.sort(index.rows(p0, p1)), np.flatnonzero(values >= 0))
 
 
+LAYOUT_1 = ("HS_INDEX_VERSION", "TABLE_ADDRESS", "DIRTY", "NELEMENTS", "NAN_START")
+
+
+def _to_layout_1(group: h5py.Group) -> None:
+    """Rewrite a column index group as layout 1 wrote it: the state as separate
+    attributes, without the positions in order; firsts always an array."""
+    version, address, dirty, nelements, nan_start, _ = group.attrs["HS_INDEX"].tolist()
+    assert version == 2
+    for name, value in zip(LAYOUT_1, (1, address, dirty, nelements, nan_start), strict=True):
+        group.attrs[name] = np.int32(value) if name == "DIRTY" else np.int64(value)
+    del group.attrs["HS_INDEX"]
+    group.create_dataset("firsts", data=group.attrs["FIRSTS"])
+    del group.attrs["FIRSTS"]
+
+
 def test_a_version_1_index_is_still_read(tmp_path: Path) -> None:
-    """Indexes written before version 2 (firsts always an array, no ROWS_IN_ORDER) answer
-    queries as before."""
+    """Indexes of layout 1 answer queries as before; a change rewrites them as layout 2,
+    and an index of a later layout is ignored."""
     records = _records(300, seed=9)
     with hyperslab.open_file(tmp_path / "t.h5", "w") as f:
         table = f.create_table("/", "t", records)
         ColumnIndex.build(table, "f8", chunkrows=16)
     with h5py.File(tmp_path / "t.h5", "a") as h5:
-        group = h5["_p_hsindex_t/f8"]
-        group.create_dataset("firsts", data=group.attrs["FIRSTS"])
-        for name in ("FIRSTS", "ROWS_IN_ORDER"):
-            del group.attrs[name]
-        group.attrs["HS_INDEX_VERSION"] = 1
+        _to_layout_1(h5["_p_hsindex_t/f8"])
     with hyperslab.open_file(tmp_path / "t.h5") as f:
         index = ColumnIndex.open(f.root.t, "f8")
         assert index is not None and index._in_order == 0
@@ -615,9 +629,10 @@ def test_a_version_1_index_is_still_read(tmp_path: Path) -> None:
         index = ColumnIndex.open(table, "f8")
         assert index is not None and index.current
         _check_index(index, np.concatenate([records["f8"], records["f8"][:5]]))
-        assert index._group.attrs["HS_INDEX_VERSION"] == 2
+        assert not set(LAYOUT_1) & set(index._group._v_attrs._f_list("all"))
     with h5py.File(tmp_path / "t.h5", "a") as h5:
-        h5["_p_hsindex_t/f8"].attrs["HS_INDEX_VERSION"] = 3  # a layout not known here
+        attrs = h5["_p_hsindex_t/f8"].attrs
+        attrs["HS_INDEX"] = [3, *attrs["HS_INDEX"][1:]]  # a layout not known here
     with hyperslab.open_file(tmp_path / "t.h5") as f:
         assert ColumnIndex.open(f.root.t, "f8") is None
 
@@ -636,21 +651,42 @@ def test_malformed_firsts_are_a_clear_error(tmp_path: Path, stored: np.ndarray) 
             index.positions(np.float64(0.0), True, None, False)
 
 
-def test_rows_in_order_absent_or_out_of_range(tmp_path: Path) -> None:
-    """Indexes written before ROWS_IN_ORDER (or with a value out of range) read their rows
-    array, and a value above the positions indexed counts as all of them."""
+@pytest.mark.parametrize("state", [
+    lambda good: good[:5],  # too short
+    lambda good: np.array([b"not numbers"]),
+    lambda good: good.astype("f8"),
+    lambda good: [*good[:3], 4, 9, 0],  # first NaN after the rows indexed
+])
+def test_a_malformed_state_is_no_index(tmp_path: Path, state: Any) -> None:
+    """A column group whose HS_INDEX is malformed holds no index: queries scan."""
     values = np.array([3, 1, 2, 0], dtype="i4")
     with hyperslab.open_file(tmp_path / "t.h5", "w") as f:
         table = f.create_table("/", "t", np.dtype([("v", "i4")]))
         table.append(values.astype([("v", "i4")]))
         ColumnIndex.build(table, "v")
-    for stored, expected in ((None, 0), (-5, 0), (99, 4)):
+    with h5py.File(tmp_path / "t.h5", "a") as h5:
+        attrs = h5["_p_hsindex_t/v"].attrs
+        attrs["HS_INDEX"] = state(attrs["HS_INDEX"])
+    with hyperslab.open_file(tmp_path / "t.h5") as f:
+        assert ColumnIndex.open(f.root.t, "v") is None
+        assert f.root.t.get_where_list("v > 1").tolist() == [0, 2]
+
+
+def test_rows_in_order_out_of_range_or_of_layout_1(tmp_path: Path) -> None:
+    """A count of positions in order below 0 (or absent: layout 1) reads the rows array;
+    one above the positions indexed counts as all of them."""
+    values = np.array([3, 1, 2, 0], dtype="i4")
+    with hyperslab.open_file(tmp_path / "t.h5", "w") as f:
+        table = f.create_table("/", "t", np.dtype([("v", "i4")]))
+        table.append(values.astype([("v", "i4")]))
+        ColumnIndex.build(table, "v")
+    for stored, expected in ((-5, 0), (99, 4), (None, 0)):
         with h5py.File(tmp_path / "t.h5", "a") as h5:
-            attrs = h5["_p_hsindex_t/v"].attrs
+            group = h5["_p_hsindex_t/v"]
             if stored is None:
-                del attrs["ROWS_IN_ORDER"]
+                _to_layout_1(group)
             else:
-                attrs["ROWS_IN_ORDER"] = stored
+                group.attrs["HS_INDEX"] = [*group.attrs["HS_INDEX"][:5], stored]
         with hyperslab.open_file(tmp_path / "t.h5") as f:
             index = ColumnIndex.open(f.root.t, "v")
             assert index is not None and index._in_order == expected

@@ -15,13 +15,22 @@ EArrays share one chunk shape, so ``firsts`` (small, read once) finds the one ch
 ``sorted`` that holds a boundary: a lookup reads one chunk per bound.  Up to
 :data:`FIRSTS_ATTRIBUTE_BYTES` the firsts are the group's attribute ``FIRSTS`` instead of an
 array: read with the group's header, they cost no dataset opening.  The column group's
-attributes are ``HS_INDEX_VERSION`` (2), ``COLPATH``, ``KIND``, ``OPTLEVEL``, ``DIRTY``,
-``NELEMENTS`` (rows indexed), ``NAN_START`` (the position of the first NaN: the count of
-non-NaN values), ``ROWS_IN_ORDER`` (positions ``0 .. ROWS_IN_ORDER - 1`` hold their own
-row number: all of them in a table sorted by the column, so lookups there need not read
-``rows``; absent means 0) and ``TABLE_ADDRESS`` (the file address of the table's object header: an
-index found beside a table that is not the one it was built for, e.g. a new table given the
-name of one another program renamed, is ignored).
+attributes are ``COLPATH``, ``KIND``, ``OPTLEVEL`` and ``HS_INDEX``, six int64 read at once
+(each attribute read costs about 20 us):
+
+0. the layout version, :data:`HS_INDEX_VERSION`;
+1. the file address of the table's object header: an index found beside a table that is
+   not the one it was built for (e.g. a new table given the name of one another program
+   renamed) is ignored;
+2. dirty: 1 when the index may not match the column;
+3. the rows indexed (rows ``0 ..`` of the table);
+4. the position of the first NaN (the count of non-NaN values);
+5. how many positions hold their own row number (all of them in a table sorted by the
+   column: lookups there need not read ``rows``).
+
+Layout 1 (still read; any change writes layout 2) kept these as the attributes
+``HS_INDEX_VERSION``, ``TABLE_ADDRESS``, ``DIRTY``, ``NELEMENTS`` and ``NAN_START``, had no
+count of positions in order, and always a ``firsts`` array.
 
 Every kind and optlevel builds the same complete sort; both are recorded as metadata, and
 ``kind='full'`` with ``optlevel=9`` is a CSI (completely sorted index) as in PyTables.
@@ -36,7 +45,7 @@ import threading
 import time
 import warnings
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, NamedTuple
 
 import numpy as np
 
@@ -69,9 +78,12 @@ INDEX_GROUP_PREFIX = "_p_hsindex_"
 HS_INDEX_VERSION = 2
 """The layout version written in every column index group."""
 
-READ_INDEX_VERSIONS = (1, 2)
-"""The layout versions read (1: firsts always an array, no ROWS_IN_ORDER); a change to a
-version 1 index writes version 2."""
+STATE_ATTRIBUTE = "HS_INDEX"
+"""The column group's attribute of six int64: version, table address, dirty, rows indexed,
+first NaN position, positions in order (see the module docstring)."""
+
+_LAYOUT_1_ATTRIBUTES = ("HS_INDEX_VERSION", "TABLE_ADDRESS", "DIRTY", "NELEMENTS",
+                        "NAN_START")
 
 KINDS = ("ultralight", "light", "medium", "full")
 """PyTables' index kinds (all recorded as metadata over the same complete sort)."""
@@ -287,25 +299,34 @@ class ColumnIndex:
     """
 
     def __init__(self, table: Table, group: Group | None, colpath: str | None = None, *,
-                 gid: Any = None, path: str | None = None) -> None:
+                 gid: Any = None, path: str | None = None,
+                 state: _State | None = None) -> None:
         self._table = table
         if group is not None:
-            self._load(group, colpath)
+            self._load(group, colpath, state)
         else:
             assert gid is not None and path is not None and colpath is not None
-            self._adopt(gid, None, path, colpath)
+            self._adopt(gid, None, path, colpath, state)
 
-    def _load(self, group: Group, colpath: str | None = None) -> None:
-        """Read the index in ``group`` (``colpath``: its COLPATH, when the caller has
-        already read it)."""
+    def _load(self, group: Group, colpath: str | None = None,
+              state: _State | None = None) -> None:
+        """Read the index in ``group`` (``colpath`` and ``state``: its COLPATH and
+        state, when the caller has already read them)."""
         gid = group._h5id
         if colpath is None:
             colpath = _string_attribute(gid, "COLPATH")
-        self._adopt(gid, group, group._path, colpath)
+        self._adopt(gid, group, group._path, colpath, state)
 
-    def _adopt(self, gid: Any, group: Group | None, path: str, colpath: str) -> None:
+    def _adopt(self, gid: Any, group: Group | None, path: str, colpath: str,
+               state: _State | None = None) -> None:
         """Take the index whose column group is open as ``gid`` (its node ``group`` when
-        the caller has one: else it is loaded when a change needs it)."""
+        the caller has one: else it is loaded when a change needs it).
+
+        Raises
+        ------
+        HDF5ExtError
+            If the group holds no state of a layout read here.
+        """
         # What deciding whether a query can use the index needs is read now; the arrays
         # and the rest when first needed (a table with several indexes opens only those
         # its queries use: each costs attribute reads and dataset openings).  Reads go
@@ -317,10 +338,15 @@ class ColumnIndex:
         self._colpath = colpath
         self._kind_: str | None = None
         self._optlevel_: int | None = None
-        self._dirty = bool(raw.read_int_attribute(gid, "DIRTY"))
-        self._nelements = raw.read_int_attribute(gid, "NELEMENTS")
-        self._nan_start = raw.read_int_attribute(gid, "NAN_START")
-        self._in_order = _rows_in_order(gid, self._nelements)
+        if state is None:
+            state = _read_state(gid)
+            if state is None:
+                raise HDF5ExtError(f"{path} holds no index of a layout read here")
+        self._table_address = state.table_address
+        self._dirty = state.dirty
+        self._nelements = state.nelements
+        self._nan_start = state.nan_start
+        self._in_order = state.in_order
         self._arrays: tuple[Vector, int, np.dtype[Any]] | None = None
         self._rows_vector_: Vector | None = None  # opened when rows are first read
         self._firsts_: AnyArray | None = None
@@ -496,13 +522,15 @@ class ColumnIndex:
         group = _new_group(table, parent, key + _BUILDING,
                            f"hyperslab index of column {colpath!r}")
         try:
-            _fill(group, column, dtype, nrows, filters, int(chunkrows),
-                  dict(run_rows=run_rows, tmp_dir=tmp_dir, progress=report))
+            nelements, non_nan, in_order = _fill(
+                group, column, dtype, nrows, filters, int(chunkrows),
+                dict(run_rows=run_rows, tmp_dir=tmp_dir, progress=report))
             attrs = group.attrs
             attrs["COLPATH"] = colpath
-            attrs["TABLE_ADDRESS"] = tree.object_address(table._h5id)
             attrs["KIND"] = kind
             attrs["OPTLEVEL"] = optlevel
+            _write_state(group._h5id, _State(tree.object_address(table._h5id), False,
+                                             nelements, non_nan, in_order))
         except BaseException:
             file.remove_node(parent if new_parent else group, recursive=True)
             raise
@@ -575,8 +603,14 @@ class ColumnIndex:
     @dirty.setter
     def dirty(self, value: bool) -> None:
         self._table._file._check_writable()
-        self._group.attrs["DIRTY"] = bool(value)
         self._dirty = bool(value)
+        self._save_state()
+
+    def _save_state(self) -> None:
+        """Write the index's state (its HS_INDEX attribute, replacing layout 1's)."""
+        _write_state(self._group._h5id, _State(self._table_address, self._dirty,
+                                                self._nelements, self._nan_start,
+                                                self._in_order))
 
     @property
     def stale(self) -> bool:
@@ -813,12 +847,7 @@ class ColumnIndex:
             self._in_order = at + _leading_in_order(rows, at)
         self._nelements += len(new_values)
         self._nan_start += _non_nan(new_values)
-        attrs = self._group.attrs
-        attrs["NELEMENTS"] = self._nelements
-        attrs["NAN_START"] = self._nan_start
-        attrs["ROWS_IN_ORDER"] = self._in_order
-        attrs["HS_INDEX_VERSION"] = HS_INDEX_VERSION  # firsts may now be an attribute
-        self.dirty = was_dirty
+        self.dirty = was_dirty  # with the new counts
 
     def _rebuild(self) -> None:
         rebuilt = ColumnIndex.build(self._table, self._colpath, kind=self._kind,
@@ -868,8 +897,9 @@ def _write_firsts(group: Group, firsts: AnyArray) -> None:
 
 
 def _fill(group: Group, column: Column, dtype: np.dtype[Any], nrows: int, filters: Filters,
-          chunkrows: int, sort_options: dict[str, Any]) -> None:
-    """Sort the column into new arrays of ``group`` and write their attributes."""
+          chunkrows: int, sort_options: dict[str, Any]) -> tuple[int, int, int]:
+    """Sort the column into new arrays of ``group`` (and its firsts); return the count of
+    values, of non-NaN values and of positions holding their own row."""
     file = group._file
     rows_dtype = np.dtype(np.uint32 if nrows <= 1 << 32 else np.int64)
     arrays = [
@@ -896,12 +926,7 @@ def _fill(group: Group, column: Column, dtype: np.dtype[Any], nrows: int, filter
             in_order += _leading_in_order(rows, position)
         position += len(values)
     _write_firsts(group, np.concatenate(firsts) if firsts else np.empty(0, dtype=dtype))
-    attrs = group.attrs
-    attrs["HS_INDEX_VERSION"] = HS_INDEX_VERSION
-    attrs["DIRTY"] = False
-    attrs["NELEMENTS"] = position
-    attrs["NAN_START"] = non_nan
-    attrs["ROWS_IN_ORDER"] = in_order
+    return position, non_nan, in_order
 
 
 def _leading_in_order(rows: AnyArray, first: int) -> int:
@@ -911,14 +936,55 @@ def _leading_in_order(rows: AnyArray, first: int) -> int:
     return int(strays[0]) if len(strays) else len(rows)
 
 
-def _rows_in_order(gid: Any, nelements: int) -> int:
-    """The ROWS_IN_ORDER of a column index group (0 when absent, as in indexes written
-    before it existed), within ``0 .. nelements``."""
+class _State(NamedTuple):
+    """What a column group's HS_INDEX attribute holds after the layout version."""
+
+    table_address: int
+    dirty: bool
+    nelements: int
+    nan_start: int
+    in_order: int  # positions 0 .. in_order - 1 hold rows 0 .. in_order - 1
+
+
+def _read_state(gid: Any) -> _State | None:
+    """The state of the index in column group ``gid``; None when the group holds no
+    complete index of a layout read here (one interrupted before its attributes, or
+    of a later layout)."""
     try:
-        in_order = raw.read_int_attribute(gid, "ROWS_IN_ORDER")
+        packed = read_vector_attribute(gid, STATE_ATTRIBUTE)
     except KeyError:
-        return 0
-    return min(max(in_order, 0), nelements)
+        return _read_layout_1_state(gid)
+    except TypeError:
+        return None
+    if packed.dtype.kind not in "iu" or len(packed) != 6 or packed[0] != HS_INDEX_VERSION:
+        return None
+    _, address, dirty, nelements, nan_start, in_order = (int(v) for v in packed)
+    if not 0 <= nan_start <= nelements:
+        return None
+    return _State(address, bool(dirty), nelements, nan_start,
+                  min(max(in_order, 0), nelements))
+
+
+def _read_layout_1_state(gid: Any) -> _State | None:
+    """:func:`_read_state` of a layout 1 index (no positions in order recorded)."""
+    try:
+        if raw.read_int_attribute(gid, "HS_INDEX_VERSION") != 1:
+            return None
+        address, dirty, nelements, nan_start = (
+            raw.read_int_attribute(gid, name) for name in _LAYOUT_1_ATTRIBUTES[1:])
+    except (KeyError, TypeError):
+        return None
+    return _State(address, bool(dirty), nelements, nan_start, 0)
+
+
+def _write_state(gid: Any, state: _State) -> None:
+    """Write the HS_INDEX attribute of column group ``gid`` (dropping layout 1's)."""
+    if raw.has_attribute(gid, _LAYOUT_1_ATTRIBUTES[0]):
+        for name in _LAYOUT_1_ATTRIBUTES:
+            if raw.has_attribute(gid, name):
+                raw.delete_attribute(gid, name)
+    raw.write_attribute(gid, STATE_ATTRIBUTE, np.array([HS_INDEX_VERSION, *state],
+                                                       dtype=np.int64))
 
 
 def _string_attribute(gid: Any, name: str) -> str:
@@ -930,35 +996,36 @@ def _string_attribute(gid: Any, name: str) -> str:
     return value
 
 
-def _stored_colpath(table: Table, gid: Any, name: str, colpath: str | None) -> str | None:
-    """The COLPATH of the column group ``gid`` (linked as ``name``) when it holds a
-    complete index of a layout version read for ``table`` (of column ``colpath`` if given);
-    None otherwise."""
-    try:
-        if raw.read_int_attribute(gid, "HS_INDEX_VERSION") not in READ_INDEX_VERSIONS:
-            return None
-        stored = _string_attribute(gid, "COLPATH")
-        built_for = raw.read_int_attribute(gid, "TABLE_ADDRESS")
-    except (KeyError, TypeError, ValueError):
+def _stored_index(table: Table, gid: Any, name: str, colpath: str | None
+                  ) -> tuple[str, _State] | None:
+    """The COLPATH and state of the column group ``gid`` (linked as ``name``) when it
+    holds a complete index of a layout read here, for ``table`` (of column ``colpath`` if
+    given); None otherwise."""
+    state = _read_state(gid)
+    if state is None:
         return None  # not an index of ours, or one interrupted before its attributes
+    try:
+        stored = _string_attribute(gid, "COLPATH")
+    except (KeyError, TypeError, ValueError):
+        return None
     if column_key(stored) != name or (colpath is not None and stored != colpath):
         return None
-    if built_for != tree.object_address(table._h5id):
+    if state.table_address != tree.object_address(table._h5id):
         return None  # built for another table (not moved by hyperslab, or copied)
-    return stored
+    return stored, state
 
 
 def _open_child(table: Table, parent: Group, name: str, colpath: str | None
                 ) -> ColumnIndex | None:
     """The index stored in group ``name`` of ``parent`` (of column ``colpath`` if given),
-    or None when that is not a complete index of a layout version read."""
+    or None when that is not a complete index of a layout read here."""
     if name not in parent:
         return None
     group = parent.get_child(name)
     if not isinstance(group, Group):
         return None
-    stored = _stored_colpath(table, group._h5id, name, colpath)
-    return None if stored is None else ColumnIndex(table, group, stored)
+    stored = _stored_index(table, group._h5id, name, colpath)
+    return None if stored is None else ColumnIndex(table, group, stored[0], state=stored[1])
 
 
 def _open_group_id(gid: Any, name: str) -> Any:
@@ -997,10 +1064,11 @@ def _read_only_child(table: Table, parent: tuple[Any, str], name: str, colpath: 
     gid = _open_group_id(parent[0], name)
     if not gid:
         return None
-    stored = _stored_colpath(table, gid, name, colpath)
+    stored = _stored_index(table, gid, name, colpath)
     if stored is None:
         return None
-    return ColumnIndex(table, None, stored, gid=gid, path=join_path(parent[1], name))
+    return ColumnIndex(table, None, stored[0], gid=gid, path=join_path(parent[1], name),
+                       state=stored[1])
 
 
 # ---------------------------------------------------------------------- table level
@@ -1071,10 +1139,12 @@ def index_path(table: Table, colpath: str) -> str:
 
 __all__ = [
     "DEFAULT_INDEX_FILTERS",
+    "FIRSTS_ATTRIBUTE_BYTES",
     "HS_INDEX_VERSION",
     "INDEX_GROUP_PREFIX",
     "IN_MEMORY_MERGE_ROWS",
     "KINDS",
+    "STATE_ATTRIBUTE",
     "ColumnIndex",
     "auto_index",
     "chunk_rows_for",
