@@ -223,9 +223,6 @@ def decode_region(
     ------
     ValueError
         If ``out`` is not of the region's shape and of ``dtype``.
-
-    Raises
-    ------
     FrameError
         If the frame is malformed or a block does not decompress.
     """

@@ -639,7 +639,7 @@ class ColumnIndex:
         if firsts is None:
             try:
                 firsts = read_vector_attribute(self._gid, "FIRSTS")
-            except KeyError:  # too many for an attribute, or a version 1 index
+            except KeyError:  # too many for an attribute, or a layout 1 index
                 array = self._array("firsts")
                 firsts = array.read(0, len(array))
             except TypeError as exc:

@@ -124,8 +124,6 @@ def _bound_metadata_cache(h5: h5py.File, size: int) -> None:
     h5.id.set_mdc_config(_metadata_cache_config(size))
 
 
-
-
 def root_group(h5: h5py.File, root_uep: str) -> h5py.h5g.GroupID:
     """The id of the group at ``root_uep`` (the file's user entry point).
 

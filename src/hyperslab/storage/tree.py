@@ -40,8 +40,6 @@ _HAS_OBJINFO = hasattr(h5g, "get_objinfo")
 _LONG_BITS = 8 * ctypes.sizeof(ctypes.c_long)
 
 
-
-
 def list_links(gid: h5g.GroupID) -> dict[str, Kind | None]:
     """Every link of a group in name order: name -> SOFTLINK/EXTLINK, or None for hard links.
 
@@ -107,8 +105,6 @@ def kind_of_id(oid: h5o.ObjectID) -> Kind:
     return Kind.UNKNOWN
 
 
-
-
 def open_child(gid: h5g.GroupID, name: str) -> h5o.ObjectID:
     """Open the object behind link ``name``: a ``GroupID`` or a ``DatasetID``.
 
@@ -129,8 +125,6 @@ def open_path(root: h5g.GroupID, path: str) -> h5o.ObjectID:
     if not rel:
         return root
     return open_child(root, rel)
-
-
 
 
 def soft_link_target(gid: h5g.GroupID, name: str) -> str:
@@ -179,8 +173,6 @@ def copy_object(
         dst_name.encode("utf-8", "surrogateescape"),
         copypl=copypl,
     )
-
-
 
 
 def object_address(oid: h5o.ObjectID) -> int:
