@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import itertools
 import math
+import threading
 from dataclasses import dataclass
 from typing import Any, Final, Protocol
 
@@ -127,6 +128,21 @@ def frame_blocks(buf: Any, dtype: DTypeLike) -> FrameBlocks | None:
         return None
     return FrameBlocks(chunk, tuple(blockshape), tuple(chunkshape), blocksize, nbytes, *streams,
                        layout.chunk_start)
+
+
+_scratch = threading.local()
+_SCRATCH_MAX = 1 << 20  # bigger blocks get a new buffer each time (none kept)
+
+
+def _scratch_block(nbytes: int) -> AnyArray:
+    """A ``uint8`` buffer of ``nbytes`` for a block decoded only to be copied from, kept
+    per thread: a fresh ~100 KB array costs a page fault per 4 KB on every read."""
+    if nbytes > _SCRATCH_MAX:
+        return np.empty(nbytes, dtype=np.uint8)
+    buffer: AnyArray | None = getattr(_scratch, "buffer", None)
+    if buffer is None or buffer.shape[0] < nbytes:
+        buffer = _scratch.buffer = np.empty(nbytes, dtype=np.uint8)
+    return buffer[:nbytes]
 
 
 FRAME_HEAD_BYTES: Final = 4096
@@ -258,7 +274,7 @@ def decode_region(
                 return None
             continue
         if block is None:
-            block = np.empty(blockshape, dtype=items.dtype)
+            block = _scratch_block(blocks.blocksize).view(items.dtype).reshape(blockshape)
         if not blocks.decode(number, block.reshape(-1).view(np.uint8)):
             return None
         items[tuple(c[2] for c in combo)] = block[inside]
@@ -329,8 +345,10 @@ def decode_items(
     for number, first, last in zip(wanted.tolist(), firsts.tolist(), lasts, strict=True):
         values = None if store is None else store.get(number)
         if values is None:
-            if block is None or store is not None:  # a kept block is the store's own
+            if store is not None:  # a kept block is the store's own
                 block = np.empty(per_block, dtype=dt)
+            elif block is None:
+                block = _scratch_block(blocks.blocksize).view(dt)
             if load is not None:
                 load(*blocks.stream_range(number))
             if not blocks.decode(number, block.view(np.uint8)):
