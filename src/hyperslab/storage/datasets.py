@@ -8,6 +8,7 @@ It hides two PyTables conventions h5py does not know: booleans stored as 8-bit
 
 from __future__ import annotations
 
+import itertools
 import math
 import threading
 from collections.abc import Sequence
@@ -169,6 +170,25 @@ def check_filter_available(filter_id: int) -> None:
 _RAW_POINTS_MAX = 256
 """Rows read by :meth:`Dataset.read_points` with a pread each (unfiltered, read-only)."""
 
+
+
+def _row_runs(rows: list[int], per_chunk: int, size: int) -> list[tuple[tuple[int], int, int]]:
+    """``(chunk coords, start byte, byte count)`` of every run of consecutive ``rows``
+    within one chunk of ``per_chunk`` rows of ``size`` bytes (a sorted table's hits are
+    one run).  A plain loop: for the few rows read with a pread each (up to
+    :data:`_RAW_POINTS_MAX`) it costs a fifth of NumPy's diffs at 10 rows, less at 256."""
+    runs = []
+    first = rows[0]
+    chunk = first // per_chunk
+    count = 1
+    for previous, row in itertools.pairwise(rows):
+        if row == previous + 1 and row // per_chunk == chunk:
+            count += 1
+            continue
+        runs.append(((chunk,), (first % per_chunk) * size, count * size))
+        first, chunk, count = row, row // per_chunk, 1
+    runs.append(((chunk,), (first % per_chunk) * size, count * size))
+    return runs
 
 class Dataset:
     """One HDF5 dataset, as the upper layers see it.
@@ -621,15 +641,7 @@ class Dataset:
             self.raw_chunks() if chunks is not None else None)
         if raw is None or not raw.uses_pread or chunks is None or raw.nfilters:
             return False
-        per_chunk, size = chunks[0], self._dtype.itemsize
-        # Runs of consecutive rows within a chunk (a sorted table's hits) are one read.
-        numbers = points // per_chunk
-        breaks = np.flatnonzero((np.diff(points) != 1) | (np.diff(numbers) != 0)) + 1
-        firsts = np.concatenate(([0], breaks)).tolist()
-        lasts = [*breaks.tolist(), len(points)]
-        rows, chunk_numbers = points.tolist(), numbers.tolist()
-        data = raw.read_pieces([((chunk_numbers[lo],), (rows[lo] % per_chunk) * size,
-                                 (hi - lo) * size) for lo, hi in zip(firsts, lasts, strict=True)])
+        data = raw.read_pieces(_row_runs(points.tolist(), chunks[0], self._dtype.itemsize))
         if data is None:
             return False  # e.g. an unwritten chunk (the fill value: HDF5 knows it)
         out.view(np.uint8).reshape(-1)[:] = np.frombuffer(data, dtype=np.uint8)
