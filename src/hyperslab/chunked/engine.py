@@ -487,19 +487,11 @@ class ChunkEngine:
                 self._frames.move_to_end(grid)
                 return cached
         dataset = self._dataset
-        # Right after opening, HDF5 finds a chunk or two faster than a chunk index of
-        # the whole dataset is built; and of its frame (a megabyte) only the structure and
-        # the blocks holding the rows are read.
-        sparse = dataset.sparse_chunk_looked_up(grid)
-        if sparse is not None:
-            raw: Any = sparse.buffer
-            mask = sparse.filter_mask
-            if not (self._decodes_in_part(mask) and load_frame_structure(raw, sparse.load)):
-                sparse.load_all()
-        else:
-            if not dataset.chunk_is_written(grid):
-                return None
-            raw, mask = dataset.read_raw_chunk(grid)
+        # Of a frame (a megabyte), only the blocks holding the rows are read.
+        stored = self._stored_bytes(grid, in_part=True)
+        if stored is None:
+            return None
+        raw, mask, sparse = stored
         blocks = None
         if self._decodes_in_part(mask):
             try:
@@ -523,29 +515,21 @@ class ChunkEngine:
     def _read_piece(self, piece: GatherPiece, out: AnyArray, nthreads: int) -> None:
         dataset = self._dataset
         target = out[piece.in_out]
-        whole_plain = piece.full_chunk and self.kind is RawKind.PLAIN
-        # Right after opening a read-only file, HDF5 finds a chunk or two faster than a
-        # chunk index of the whole dataset is built, and of a part of a Blosc2 chunk only
-        # its frame's structure and the blocks the part touches are read (whole plain
-        # chunks are read straight into the output instead).
-        sparse = None if whole_plain else dataset.sparse_chunk_looked_up(piece.grid)
-        load = None  # fills the parts of a sparse chunk decode_region needs
-        if sparse is not None:
-            raw: Any = sparse.buffer
-            mask = sparse.filter_mask
-            if (not piece.full_chunk and self._decodes_in_part(mask)
-                    and load_frame_structure(raw, sparse.load)):
-                load = sparse.load
-            else:
-                sparse.load_all()
-        else:
+        if piece.full_chunk and self.kind is RawKind.PLAIN:
+            # A whole plain chunk: read straight into the output where it can be (no
+            # bytes object, one copy).
             if not dataset.chunk_is_written(piece.grid):
                 target[...] = self._fill_value()
                 return
-            if (whole_plain and target.flags.c_contiguous and dataset.read_raw_chunk_into(
-                    piece.grid, target.reshape(-1).view(np.uint8)) is not None):
-                return  # read straight into the output: no bytes object, one copy
-            raw, mask = dataset.read_raw_chunk(piece.grid)
+            if target.flags.c_contiguous and dataset.read_raw_chunk_into(
+                    piece.grid, target.reshape(-1).view(np.uint8)) is not None:
+                return
+        stored = self._stored_bytes(piece.grid, in_part=not piece.full_chunk)
+        if stored is None:
+            target[...] = self._fill_value()
+            return
+        raw, mask, sparse = stored
+        load = None if sparse is None else sparse.load  # the blocks decode_region needs
         if piece.full_chunk and target.flags.c_contiguous:
             self._decode(raw, mask, target, piece.grid, nthreads)
             return
@@ -567,6 +551,31 @@ class ChunkEngine:
             if sparse is not None:
                 sparse.load_all()  # too many blocks: decoded whole
         target[...] = self._decoded(raw, mask, piece.grid, nthreads)[piece.in_chunk]
+
+    def _stored_bytes(self, grid: tuple[int, ...], in_part: bool
+                      ) -> tuple[Any, int, SparseChunk | None] | None:
+        """The stored bytes of a chunk and its filter mask, and the :class:`SparseChunk`
+        they are the buffer of while only part of them is read; None if the chunk was
+        never written.
+
+        Right after opening a read-only file, HDF5 finds a chunk or two faster than a
+        chunk index of the whole dataset is built.  A chunk to be decoded in part
+        (``in_part``) whose frame allows it then has only its frame's structure read here:
+        the caller loads the streams of the blocks it decodes (``sparse.load``), or the
+        rest (``sparse.load_all()``) before decoding it whole.
+        """
+        dataset = self._dataset
+        sparse = dataset.sparse_chunk_looked_up(grid)
+        if sparse is None:
+            if not dataset.chunk_is_written(grid):
+                return None
+            return (*dataset.read_raw_chunk(grid), None)
+        buffer, mask = sparse.buffer, sparse.filter_mask
+        if in_part and self._decodes_in_part(mask) and load_frame_structure(buffer,
+                                                                            sparse.load):
+            return buffer, mask, sparse
+        sparse.load_all()
+        return buffer, mask, None
 
     def _decodes_in_part(self, mask: int) -> bool:
         """Whether a stored chunk of this filter mask can be decoded block by block."""

@@ -171,7 +171,6 @@ _RAW_POINTS_MAX = 256
 """Rows read by :meth:`Dataset.read_points` with a pread each (unfiltered, read-only)."""
 
 
-
 def _row_runs(rows: list[int], per_chunk: int, size: int) -> list[tuple[tuple[int], int, int]]:
     """``(chunk coords, start byte, byte count)`` of every run of consecutive ``rows``
     within one chunk of ``per_chunk`` rows of ``size`` bytes (a sorted table's hits are
@@ -189,6 +188,7 @@ def _row_runs(rows: list[int], per_chunk: int, size: int) -> list[tuple[tuple[in
         first, chunk, count = row, row // per_chunk, 1
     runs.append(((chunk,), (first % per_chunk) * size, count * size))
     return runs
+
 
 class Dataset:
     """One HDF5 dataset, as the upper layers see it.
