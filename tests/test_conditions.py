@@ -55,6 +55,10 @@ class FakeFile:
     def __init__(self, writable: bool = True) -> None:
         self.writable = writable
 
+    @property
+    def mode(self) -> str:
+        return "a" if self.writable else "r"
+
     def _check_writable(self) -> None:
         if not self.writable:
             raise FileModeError("the file is not writable (opened in mode 'r')")

@@ -22,7 +22,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import hyperslab
-from hyperslab.compute import indexed
+from hyperslab.compute import indexed, queries
+from hyperslab.compute.matchcache import MatchCache
 from hyperslab.errors import HDF5ExtError
 
 DTYPE = np.dtype([("i", "<i4"), ("f", "<f8"), ("s", "S3"), ("b", "?"), ("u", "<u2")])
@@ -45,8 +46,10 @@ def _data(n: int, seed: int) -> np.ndarray:
 @pytest.fixture
 def force_index(monkeypatch: pytest.MonkeyPatch) -> list[int]:
     """Always take the indexed path (never fall back to a scan for many candidates), and
-    count the queries that took it."""
+    count the queries that took it.  The match cache of read-only files is off, so that
+    a repeated query takes the indexed path again (it is tested on its own)."""
     monkeypatch.setattr(indexed, "SCAN_SHARE", float("inf"))
+    monkeypatch.setattr(queries, "match_cache", lambda table: None)
     taken: list[int] = []
     real = indexed.candidate_batches
 
@@ -164,6 +167,22 @@ def test_indexed_queries_equal_scans(tmp_path_factory: pytest.TempPathFactory,
         if used and scanned_any and os.environ.get("HS_COUNT_INDEXED"):
             with open(os.environ["HS_COUNT_INDEXED"], "a") as log:
                 log.write("1\n")
+        # The same queries with the match cache of the read-only file: the first one
+        # goes through the index and keeps its matches, the others read just those rows.
+        cache = MatchCache()
+        before = len(force_index)
+        with pytest.MonkeyPatch.context() as patch:
+            patch.setattr(queries, "match_cache", lambda table: cache)
+            got = table.get_where_list(text, condvars, start=start, stop=stop, step=step)
+            values = table.read_where(text, condvars, field="i", start=start, stop=stop,
+                                      step=step)
+            rows = [row.nrow for row in table.where(text, condvars, start, stop, step)]
+        np.testing.assert_array_equal(got, expected, err_msg=text)
+        np.testing.assert_array_equal(values, data["i"][expected])
+        assert rows == expected.tolist()
+        indexed_now = used and scanned_any
+        assert len(force_index) - before == (1 if indexed_now else 0)
+        assert len(cache) == (1 if indexed_now else 0)
 
 
 def test_indexed_path_is_taken(tmp_path: Path, force_index: list[int]) -> None:

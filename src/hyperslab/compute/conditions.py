@@ -40,6 +40,7 @@ __all__ = [
     "bind_condition",
     "caller_namespace",
     "compile_condition",
+    "condition_key",
     "condition_names",
     "field_of",
     "resolve_operands",
@@ -414,12 +415,16 @@ class BoundCondition:
     operands : Mapping
         What each name of the condition refers to (see :func:`resolve_operands`): the
         index planner reads it.
+    key : tuple
+        The condition and its operands as a hashable value (see :func:`condition_key`):
+        the same for every binding of the same query on the same table.
     """
 
     compiled: CompiledCondition
     columns: tuple[str, ...]
     _args: tuple[_ColumnArg | np.ndarray, ...]
     operands: Mapping[str, Any] = field(default_factory=dict, repr=False, compare=False)
+    key: tuple[Any, ...] = field(default=(), repr=False, compare=False)
 
     def evaluate(self, records: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
         """Evaluate the condition on a block of ``records``.
@@ -501,4 +506,20 @@ def bind_condition(
             args.append(value)
     if not columns:
         raise ValueError(f"there are no columns taking part in condition ``{condition}``")
-    return BoundCondition(compiled, tuple(columns), tuple(args), operands)
+    return BoundCondition(compiled, tuple(columns), tuple(args), operands,
+                          condition_key(condition, operands))
+
+
+def _operand_key(value: Any) -> tuple[Any, ...]:
+    if hasattr(value, "pathname"):
+        return ("column", value.pathname, value.dtype.str)
+    array = np.asarray(value)
+    return ("value", array.dtype.str, array.shape, array.tobytes())
+
+
+def condition_key(condition: str, operands: Mapping[str, Any]) -> tuple[Any, ...]:
+    """A hashable value naming ``condition`` with ``operands`` (from
+    :func:`resolve_operands`): columns by pathname and dtype, values by dtype and bytes,
+    so that two bindings of the same query on one table have equal keys."""
+    return (condition, tuple((name, _operand_key(value))
+                             for name, value in sorted(operands.items())))

@@ -32,7 +32,7 @@ from hyperslab.compute.conditions import BoundCondition
 from hyperslab.compute.indexplan import And, IndexPlan, Or, PlanNode, ValueSet, plan_condition
 
 __all__ = ["PLAN_CACHE_SLOTS", "SCAN_CHUNK_SHARE", "SCAN_SHARE", "candidate_batches",
-           "candidate_rows", "used_columns"]
+           "candidate_rows", "read_batches", "used_columns"]
 
 SCAN_SHARE = 0.02
 """Up to this share of the rows examined, candidates are always read through the index
@@ -63,27 +63,19 @@ candidates are spread over the table before all of them are read."""
 Runs = list[tuple[int, int]]
 
 
-def _operand_key(value: Any) -> tuple[Any, ...]:
-    if hasattr(value, "pathname"):
-        return ("column", value.pathname, value.dtype.str)
-    array = np.asarray(value)
-    return ("value", array.dtype.str, array.shape, array.tobytes())
-
-
 def _plan(table: Any, bound: BoundCondition) -> tuple[IndexPlan, Mapping[str, Any]] | None:
     indexes = table._usable_indexes(bound.columns)  # only the condition's columns
     if not indexes:
         return None
-    condition, operands = bound.compiled.condition, bound.operands
-    key = (condition, frozenset(indexes), tuple(
-        (name, _operand_key(value)) for name, value in sorted(operands.items())))
+    key = (bound.key, frozenset(indexes))
     with _plans_lock:
         known = key in _plans
         plan = _plans[key] if known else None
         if known:
             _plans.move_to_end(key)
     if not known:
-        plan = plan_condition(condition, operands, indexes.__contains__)
+        plan = plan_condition(bound.compiled.condition, bound.operands,
+                              indexes.__contains__)
         with _plans_lock:
             _plans[key] = plan
             while len(_plans) > PLAN_CACHE_SLOTS:
@@ -212,15 +204,18 @@ def candidate_batches(
     if many and len(rows) > SCAN_SHARE * examined and (
             len(np.unique(rows // chunkrows)) > SCAN_CHUNK_SHARE * chunks):
         return None
+    return read_batches(io, rows), len(rows)
+
+
+def read_batches(io: Any, rows: np.ndarray) -> Iterator[tuple[np.ndarray, np.ndarray]]:
+    """``(rows, records)`` batches of the table rows ``rows`` (sorted, unique int64) read
+    with ``io`` (a :class:`~hyperslab.nodes.tableio.RecordIO`): runs of a sorted table as
+    spans, others row by row."""
     batch = max(1, _BATCH_BYTES // max(1, io.dtype.itemsize))
-
-    def batches() -> Iterator[tuple[np.ndarray, np.ndarray]]:
-        for begin in range(0, len(rows), batch):
-            part = rows[begin : begin + batch]
-            lo, hi = int(part[0]), int(part[-1]) + 1
-            if hi - lo == len(part) >= _SPAN_ROWS:  # a run (sorted table): read the span
-                yield part, io.read_span(lo, hi)
-            else:
-                yield part, io.read_points(part)
-
-    return batches(), len(rows)
+    for begin in range(0, len(rows), batch):
+        part = rows[begin : begin + batch]
+        lo, hi = int(part[0]), int(part[-1]) + 1
+        if hi - lo == len(part) >= _SPAN_ROWS:  # a run (sorted table): read the span
+            yield part, io.read_span(lo, hi)
+        else:
+            yield part, io.read_points(part)

@@ -5,11 +5,15 @@ validates the range and the condition before it reads a row, then scans the tabl
 ``table._map_blocks``: chunk-aligned blocks are read, evaluated with numexpr over the
 needed column views only and reduced to their matches in the table's pool threads, one
 block per thread, with buffers each thread reuses.  Rows are built for matching records
-only, and results are gathered into a growing output buffer.
+only, and results are gathered into a growing output buffer.  Where indexes answer the
+condition, only their candidate rows are read (:mod:`hyperslab.compute.indexed`), and on a
+read-only file the rows matched are kept for the next run of the same query
+(:mod:`hyperslab.compute.matchcache`).
 
 The table protocol used here: ``colinstances``, ``nrows``, ``dtype``, ``path``, ``_file``
-(its ``_check_writable()``), ``_map_blocks(start, stop, step, work, parallel_context)``
-and ``_iter_blocks(start, stop, step, fields)`` (called with a positive step only),
+(its ``_check_writable()`` and ``mode``),
+``_map_blocks(start, stop, step, work, parallel_context)`` and
+``_iter_blocks(start, stop, step, fields)`` (called with a positive step only),
 ``_rows_at(blocks)``, ``_append_records(records)`` and
 ``_default_record()`` (``append_where`` between tables of different dtypes) and
 ``flush()``.
@@ -17,6 +21,7 @@ and ``_iter_blocks(start, stop, step, fields)`` (called with a positive step onl
 
 from __future__ import annotations
 
+import functools
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Iterator, Mapping
@@ -32,6 +37,7 @@ from hyperslab.compute.conditions import (
     field_of,
     serial_numexpr,
 )
+from hyperslab.compute.matchcache import match_cache
 
 __all__ = [
     "append_where",
@@ -120,10 +126,16 @@ def _scan(
     """
     if start >= stop:
         return iter(()), 0
+    cache = match_cache(table)
+    key = (bound.key, start, stop, step)
+    known = None if cache is None else cache.get(key)
+    if known is not None:  # the same indexed query, already run on this read-only table
+        return _read_known(table, known, collect), len(known)
     candidates = indexed.candidate_batches(table, bound, start, stop, step)
     if candidates is not None:
         batches, examined = candidates
-        return _collected(bound, batches, collect), examined
+        keep = None if cache is None else functools.partial(cache.put, key)
+        return _collected(bound, batches, collect, keep), examined
     masks = threading.local()
 
     def work(first: int, records: np.ndarray) -> Result | None:
@@ -141,11 +153,25 @@ def _scan(
 
 
 def _collected(bound: BoundCondition, batches: Iterator[tuple[np.ndarray, np.ndarray]],
-               collect: Collect[Result]) -> Iterator[Result]:
+               collect: Collect[Result],
+               keep: Callable[[np.ndarray], Any] | None = None) -> Iterator[Result]:
+    """``collect`` for each batch of candidates with a match; ``keep`` receives the row
+    numbers matched once every batch has been evaluated (not if the caller stops early)."""
+    matched: list[np.ndarray] = []
     for rows, records in batches:
         mask = bound.evaluate_here(records)
         if mask.any():
+            if keep is not None:
+                matched.append(rows[mask])
             yield collect(rows, records, mask)
+    if keep is not None:
+        keep(np.concatenate(matched) if matched else np.empty(0, dtype=np.int64))
+
+
+def _read_known(table: Any, rows: np.ndarray, collect: Collect[Result]) -> Iterator[Result]:
+    """``collect`` for each batch of ``rows``, rows known to match (every mask is true)."""
+    for part, records in indexed.read_batches(table._ready(), rows):
+        yield collect(part, records, np.ones(len(part), dtype=bool))
 
 
 def _coordinates(rows: Rows, positions: np.ndarray) -> np.ndarray:
