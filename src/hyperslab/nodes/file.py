@@ -43,6 +43,7 @@ from hyperslab.nodes.tablecreate import create_table
 from hyperslab.options import FileOptions
 from hyperslab.storage import attributes as raw
 from hyperslab.storage import h5file, tree
+from hyperslab.storage.rawchunks import FileAccess, file_access
 from hyperslab.storage.tree import Kind
 
 FORMAT_VERSION = "2.1"
@@ -133,6 +134,7 @@ class File(FileAttrsCompat):
             metadata_cache_size=options.metadata_cache_size,
         )
         self._isopen = True
+        self._access: FileAccess | None = None
         self._pool: ThreadPoolExecutor | None = None
         self._workers = default_workers()
         self._cache = NodeCache(options.node_cache_slots)
@@ -210,6 +212,15 @@ class File(FileAttrsCompat):
         if self._pool is None:
             self._pool = ThreadPoolExecutor(self._workers, thread_name_prefix="hyperslab")
         return self._pool
+
+    @property
+    def _file_access(self) -> FileAccess:
+        """How the HDF5 file is open, as raw chunk I/O needs to know (asked of HDF5 once
+        for all the leaves, not once per dataset)."""
+        access = self._access
+        if access is None:
+            access = self._access = file_access(self._h5.id)
+        return access
 
     def _check_open(self) -> None:
         if not self._isopen:

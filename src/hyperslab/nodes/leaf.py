@@ -83,7 +83,7 @@ class Leaf(DirectChunking, LeafCompat, Node):
     @property
     def _dataset(self) -> Dataset:
         if self._dataset_ is None or not self._isopen:
-            self._dataset_ = Dataset(self._h5id)
+            self._dataset_ = Dataset(self._h5id, self._file._file_access)
             self._engine_ = None
         return self._dataset_
 

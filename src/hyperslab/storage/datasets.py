@@ -22,7 +22,7 @@ from hyperslab._typing import AnyArray, Shape
 from hyperslab.errors import FilterNotAvailableError, HDF5ExtError, NotChunkedError
 from hyperslab.storage import compound
 from hyperslab.storage.chunkindex import ChunkIndex, ChunkLocation
-from hyperslab.storage.rawchunks import RawChunks, SparseChunk
+from hyperslab.storage.rawchunks import FileAccess, RawChunks, SparseChunk
 
 UNLIMITED = h5s.UNLIMITED
 
@@ -197,9 +197,13 @@ class Dataset:
     ----------
     dsid : h5py.h5d.DatasetID
         The open low-level dataset.
+    access : FileAccess, optional
+        How its file is open (:func:`~hyperslab.storage.rawchunks.file_access`), when the
+        caller knows it already: else HDF5 is asked when needed.
     """
 
     __slots__ = (
+        "_access",
         "_bitfield_bool",
         "_chunks",
         "_dcpl",
@@ -219,8 +223,9 @@ class Dataset:
         "dsid",
     )
 
-    def __init__(self, dsid: h5d.DatasetID) -> None:
+    def __init__(self, dsid: h5d.DatasetID, access: FileAccess | None = None) -> None:
         self.dsid = dsid
+        self._access = access
         self._dset = h5py.Dataset(dsid)
         self._fill_row: AnyArray | object | None = _UNSET
         self._itemsize_matches: bool | None = None
@@ -286,7 +291,9 @@ class Dataset:
         if shape is None:
             shape = tuple(self._dset.shape)
             if self._read_only is None:
-                intent = h5i.get_file_id(self.dsid).get_intent()
+                access = self._access
+                intent = (h5i.get_file_id(self.dsid).get_intent() if access is None
+                          else access.intent)
                 self._read_only = intent == h5f.ACC_RDONLY  # SWMR readers see it change
             if self._read_only:
                 self._shape = shape
@@ -799,7 +806,8 @@ class Dataset:
             with _RAW_CHUNKS_LOCK:  # threads reading at once must share one index
                 raw = self._raw
                 if raw is None:
-                    raw = self._raw = RawChunks(self.dsid, chunks, self._creation_plist())
+                    raw = self._raw = RawChunks(self.dsid, chunks, self._creation_plist(),
+                                                self._access, self.shape)
         return raw
 
     @property

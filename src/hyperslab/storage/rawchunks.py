@@ -50,7 +50,7 @@ import math
 import os
 import threading
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 from h5py import h5d, h5f, h5fd, h5i
@@ -174,6 +174,31 @@ class SparseChunk:
             self._complete = True
 
 
+class FileAccess(NamedTuple):
+    """How a file is open, as raw chunk I/O needs to know (the same for all its
+    datasets: :func:`file_access` asks HDF5 once per file, not once per dataset)."""
+
+    intent: int
+    """HDF5's access flags (``h5f.ACC_RDONLY``, ``ACC_RDWR``, SWMR bits)."""
+    fd: int | None
+    """The descriptor of a file open read-only with the sec2 driver (raw reads with
+    ``os.pread``); None otherwise."""
+
+    @property
+    def writable(self) -> bool:
+        """Whether the file is open for writing."""
+        return bool(self.intent & h5f.ACC_RDWR)
+
+
+def file_access(fid: h5f.FileID) -> FileAccess:
+    """The :class:`FileAccess` of the open file ``fid``."""
+    intent = fid.get_intent()
+    fd = None
+    if intent == h5f.ACC_RDONLY and fid.get_access_plist().get_driver() == h5fd.SEC2:
+        fd = int(fid.get_vfd_handle())
+    return FileAccess(int(intent), fd)
+
+
 class RawChunks:
     """The chunk index and raw chunk I/O of one chunked dataset (see the module docstring).
 
@@ -183,6 +208,12 @@ class RawChunks:
         The open chunked dataset.
     chunkshape : tuple of int
         Its chunk shape.
+    dcpl : h5py.h5p.PropDCID, optional
+        Its creation property list, when the caller already has it.
+    access : FileAccess, optional
+        How its file is open (:func:`file_access`), when the caller already knows.
+    shape : tuple of int, optional
+        Its current shape, when the caller already knows it.
     """
 
     __slots__ = (
@@ -225,11 +256,12 @@ class RawChunks:
     read_range: Callable[[Any, int, int], bytes]
     """``read_range(coords, start, nbytes)``: some of the stored bytes of a chunk."""
 
-    def __init__(self, dsid: h5d.DatasetID, chunkshape: Shape, dcpl: Any = None) -> None:
+    def __init__(self, dsid: h5d.DatasetID, chunkshape: Shape, dcpl: Any = None,
+                 access: FileAccess | None = None, shape: Shape | None = None) -> None:
         self._dsid = dsid
         self._chunkshape = tuple(int(c) for c in chunkshape)
         self._ndim = len(self._chunkshape)
-        self._shape: Shape = tuple(int(s) for s in dsid.shape)
+        self._shape: Shape = tuple(int(s) for s in (dsid.shape if shape is None else shape))
         self._grid = grid_shape(self._shape, self._chunkshape)
         self._base: ChunkIndex | None = None
         self._overlay: dict[tuple[int, ...], ChunkLocation | None] = {}
@@ -244,12 +276,11 @@ class RawChunks:
         self._looked_up: dict[tuple[int, ...], ChunkLocation] = {}  # their answers
         self._lock = threading.RLock()
         self._pending_flush = True  # the pipeline may have written before we existed
-        fid = h5i.get_file_id(dsid)
-        intent = fid.get_intent()
-        self._writable = bool(intent & h5f.ACC_RDWR)
-        self._fd: int | None = None
-        if intent == h5f.ACC_RDONLY and fid.get_access_plist().get_driver() == h5fd.SEC2:
-            self._fd = int(fid.get_vfd_handle())
+        if access is None:
+            access = file_access(h5i.get_file_id(dsid))
+        self._writable = access.writable
+        self._fd: int | None = access.fd
+        if access.fd is not None:
             self._pending_flush = False  # nothing can be written
         if dcpl is None:  # the dataset's creation property list (read only)
             dcpl = dsid.get_create_plist()
@@ -973,5 +1004,5 @@ def _fast_direct_reads(
     return read, read_range
 
 
-__all__ = ["LOOKUP_BUDGET", "LOOKUP_SCAN_FACTOR", "OVERLAY_MIN", "RESOLVE_BUDGET", "RawChunks",
-           "SparseChunk"]
+__all__ = ["LOOKUP_BUDGET", "LOOKUP_SCAN_FACTOR", "OVERLAY_MIN", "RESOLVE_BUDGET", "FileAccess",
+           "RawChunks", "SparseChunk", "file_access"]

@@ -81,11 +81,9 @@ def child_kind(gid: h5g.GroupID, name: str) -> Kind:
 def link_kind(gid: h5g.GroupID, name: str) -> Kind | None:
     """Kind of the link ``name``: SOFTLINK, EXTLINK, None for a hard link, UNKNOWN if absent."""
     bname = name.encode("utf-8", "surrogateescape")
-    try:
-        if not gid.links.exists(bname):
-            return Kind.UNKNOWN
+    try:  # one HDF5 call: asking whether the link exists first costs a second one
         info = gid.links.get_info(bname)
-    except (KeyError, OSError, ValueError):
+    except (KeyError, OSError, ValueError, RuntimeError):  # h5py: RuntimeError if absent
         return Kind.UNKNOWN
     if info.type == h5l.TYPE_SOFT:
         return Kind.SOFTLINK

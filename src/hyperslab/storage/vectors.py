@@ -9,6 +9,7 @@ hyperslab transfer straight into the returned array.
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 import numpy as np
@@ -92,6 +93,13 @@ class Vector:
         return out
 
 
+@functools.cache
+def _native_type(dtype: np.dtype[Any]) -> h5t.TypeID:
+    """The HDF5 memory type of a native number dtype, made once (a read only names it:
+    a new type per read would cost an HDF5 type copy and an h5py id each time)."""
+    return h5t.py_create(dtype)
+
+
 def _memory_type(ftype: h5t.TypeID, name: str) -> tuple[np.dtype[Any], h5t.TypeID]:
     """The native dtype that elements of the stored type ``ftype`` are read as, and the
     HDF5 memory type that reads them so.
@@ -107,7 +115,7 @@ def _memory_type(ftype: h5t.TypeID, name: str) -> tuple[np.dtype[Any], h5t.TypeI
     file_dtype = np.dtype(ftype.dtype)
     if file_dtype.kind in "iuf" and file_dtype.shape == ():
         native = file_dtype.newbyteorder("=")
-        return native, h5t.py_create(native)  # HDF5 swaps bytes where needed
+        return native, _native_type(native)  # HDF5 swaps bytes where needed
     if file_dtype.kind == "S":
         return file_dtype, ftype  # the stored bytes as they are
     raise TypeError(f"{name} holds {file_dtype}, not numbers or byte strings")
