@@ -37,6 +37,7 @@ from hyperslab.storage.chunkindex import (
     uses_dense_map,
 )
 from hyperslab.storage.datasets import Dataset
+from hyperslab.storage.rawchunks import file_access
 
 FILTERS: dict[str, dict[str, Any]] = {
     "none": {},
@@ -439,6 +440,23 @@ def test_read_raw_chunk_into(tmp_path: Path, filt: str) -> None:
             # Another size than the stored one, or no pread (core driver): the caller's job.
             assert ds.read_raw_chunk_into(coords, bytearray(size + 1)) is None
             assert core.read_raw_chunk_into(coords, bytearray(size)) is None
+
+
+def test_file_access_given_or_asked(tmp_path: Path) -> None:
+    path = tmp_path / "r.h5"
+    filled(path, "none")
+    with h5py.File(path, "r") as f, h5py.File(path, "r", driver="core") as g:
+        access = file_access(f.id)
+        assert not access.writable and access.fd is not None
+        assert not file_access(g.id).writable and file_access(g.id).fd is None
+        # Handed down (a File asks once for all its datasets) or asked of HDF5: the same.
+        given, asked = Dataset(f["d"].id, access), Dataset(f["d"].id)
+        assert given.raw_chunks().uses_pread and asked.raw_chunks().uses_pread
+        assert given.read_raw_chunk((1, 2)) == asked.read_raw_chunk((1, 2))
+    with h5py.File(path, "r+") as f:
+        access = file_access(f.id)
+        assert access.writable and access.fd is None
+        assert not Dataset(f["d"].id, access).raw_chunks().uses_pread
 
 
 def test_writable_file_reads_through_hdf5(tmp_path: Path) -> None:

@@ -179,6 +179,27 @@ def test_compound_file_type_rejects_bad_time_and_enum_fields() -> None:
         compound_file_type(np.dtype("i4"))
 
 
+def test_layouts_are_kept_per_type_and_read_only() -> None:
+    little = compound_file_type(np.dtype([("a", "<i4"), ("e", "i1")]),
+                                enums={"e": {"no": 0, "yes": 1}})
+    big = compound_file_type(np.dtype([("a", ">i4"), ("e", "i1")]),
+                             enums={"e": {"no": 0, "yes": 1}})
+    first = layout_of_type(little)
+    # The same type again (a table opened again): the same layout, not parsed anew.
+    assert layout_of_type(little.copy()) is first
+    # Another type, even one differing only in byte order, has its own layout.
+    other = layout_of_type(big)
+    assert other.dtype == np.dtype([("a", ">i4"), ("e", "i1")])
+    assert first.dtype == np.dtype([("a", "<i4"), ("e", "i1")])
+    assert (first.byteorder, other.byteorder) == ("little", "mixed")  # the i1 enum: little
+    # Shared, so nobody may change it.
+    with pytest.raises(TypeError):
+        first.enums["e"]["maybe"] = 2  # type: ignore[index]
+    with pytest.raises(TypeError):
+        first.enums["x"] = {}  # type: ignore[index]
+    assert dict(first.enums["e"]) == {"no": 0, "yes": 1}
+
+
 def test_layout_of_type_rejects_vlen_members(tmp_path: Path) -> None:
     dtype = np.dtype([("a", "i4"), ("v", h5py.vlen_dtype("i4"))])
     with pytest.raises(TypeError, match="'v'"):

@@ -255,3 +255,21 @@ def test_addresses_and_kinds_without_metadata_sizes(tmp_path: Path,
         for name, kind in (("d", tree.Kind.DATASET), ("g", tree.Kind.GROUP)):
             assert tree.object_address(f[name].id) == expected[name]
             assert tree.child_kind(f.id, name) is kind
+
+
+def test_link_kind(tmp_path: Path) -> None:
+    path = tmp_path / "links.h5"
+    with h5py.File(path, "w") as f:
+        f.create_group("g")
+        f["soft"] = h5py.SoftLink("/g")
+        f["dangling"] = h5py.SoftLink("/nowhere")
+        f["ext"] = h5py.ExternalLink("other.h5", "/x")
+    with h5py.File(path, "r") as f:
+        gid = f.id if isinstance(f.id, h5py.h5g.GroupID) else h5py.h5g.open(f.id, b"/")
+        assert tree.link_kind(gid, "g") is None  # a hard link
+        assert tree.link_kind(gid, "soft") is tree.Kind.SOFTLINK
+        assert tree.link_kind(gid, "dangling") is tree.Kind.SOFTLINK
+        assert tree.link_kind(gid, "ext") is tree.Kind.EXTLINK
+        assert tree.link_kind(gid, "absent") is tree.Kind.UNKNOWN
+        assert tree.link_kind(gid, "absent/deeper") is tree.Kind.UNKNOWN
+        assert tree.link_kind(gid, "g/absent") is tree.Kind.UNKNOWN
