@@ -21,7 +21,6 @@ The table protocol used here: ``colinstances``, ``nrows``, ``dtype``, ``path``, 
 
 from __future__ import annotations
 
-import functools
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Iterator, Mapping
@@ -37,7 +36,7 @@ from hyperslab.compute.conditions import (
     field_of,
     serial_numexpr,
 )
-from hyperslab.compute.matchcache import match_cache
+from hyperslab.compute.matchcache import MatchCache, match_cache
 
 __all__ = [
     "append_where",
@@ -134,7 +133,7 @@ def _scan(
     candidates = indexed.candidate_batches(table, bound, start, stop, step)
     if candidates is not None:
         batches, examined = candidates
-        keep = None if cache is None else functools.partial(cache.put, key)
+        keep = None if cache is None else (cache, key)
         return _collected(bound, batches, collect, keep), examined
     masks = threading.local()
 
@@ -154,18 +153,28 @@ def _scan(
 
 def _collected(bound: BoundCondition, batches: Iterator[tuple[np.ndarray, np.ndarray]],
                collect: Collect[Result],
-               keep: Callable[[np.ndarray], Any] | None = None) -> Iterator[Result]:
-    """``collect`` for each batch of candidates with a match; ``keep`` receives the row
-    numbers matched once every batch has been evaluated (not if the caller stops early)."""
-    matched: list[np.ndarray] = []
+               keep: tuple[MatchCache, Any] | None = None) -> Iterator[Result]:
+    """``collect`` for each batch of candidates with a match.  With ``keep``, a match
+    cache and a query key, the row numbers matched are kept there once every batch has
+    been evaluated (not if the caller stops early, nor if they are more than the cache
+    keeps for one query: then they are not gathered either)."""
+    matched: list[np.ndarray] | None = None if keep is None else []
+    limit = 0 if keep is None else keep[0].entry_limit
+    count = 0
     for rows, records in batches:
         mask = bound.evaluate_here(records)
         if mask.any():
-            if keep is not None:
-                matched.append(rows[mask])
+            if matched is not None:
+                found = rows[mask]
+                count += len(found)
+                if count > limit:
+                    matched = None  # too many to keep: stop gathering them
+                else:
+                    matched.append(found)
             yield collect(rows, records, mask)
-    if keep is not None:
-        keep(np.concatenate(matched) if matched else np.empty(0, dtype=np.int64))
+    if keep is not None and matched is not None:
+        cache, key = keep
+        cache.put(key, np.concatenate(matched) if matched else np.empty(0, dtype=np.int64))
 
 
 def _read_known(table: Any, rows: np.ndarray, collect: Collect[Result]) -> Iterator[Result]:
