@@ -4,10 +4,12 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 import hyperslab
+from hyperslab.compute import indexed
 
 
 @pytest.fixture
@@ -24,3 +26,21 @@ def h5file(h5path: Path) -> Iterator[hyperslab.File]:
         yield f
     finally:
         f.close()
+
+
+@pytest.fixture
+def indexed_queries(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """Always take the indexed path where an index applies (never fall back to a scan
+    for many candidates), and count the queries that took it (one item each)."""
+    monkeypatch.setattr(indexed, "SCAN_SHARE", float("inf"))
+    taken: list[int] = []
+    real = indexed.candidate_batches
+
+    def spy(*args: Any, **kwargs: Any) -> Any:
+        result = real(*args, **kwargs)
+        if result is not None:
+            taken.append(1)
+        return result
+
+    monkeypatch.setattr(indexed, "candidate_batches", spy)
+    return taken

@@ -44,23 +44,12 @@ def _data(n: int, seed: int) -> np.ndarray:
 
 
 @pytest.fixture
-def force_index(monkeypatch: pytest.MonkeyPatch) -> list[int]:
-    """Always take the indexed path (never fall back to a scan for many candidates), and
-    count the queries that took it.  The match cache of read-only files is off, so that
-    a repeated query takes the indexed path again (it is tested on its own)."""
-    monkeypatch.setattr(indexed, "SCAN_SHARE", float("inf"))
+def force_index(indexed_queries: list[int], monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """Always take the indexed path and count the queries that took it
+    (``indexed_queries``).  The match cache of read-only files is off, so that a repeated
+    query takes the indexed path again (it is tested on its own)."""
     monkeypatch.setattr(queries, "match_cache", lambda table: None)
-    taken: list[int] = []
-    real = indexed.candidate_batches
-
-    def spy(*args: Any, **kwargs: Any) -> Any:
-        result = real(*args, **kwargs)
-        if result is not None:
-            taken.append(1)
-        return result
-
-    monkeypatch.setattr(indexed, "candidate_batches", spy)
-    return taken
+    return indexed_queries
 
 
 def _same_records(got: np.ndarray, expected: np.ndarray) -> None:

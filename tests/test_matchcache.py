@@ -8,13 +8,12 @@ which queries went through the index and which were served from the cache.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 import pytest
 
 import hyperslab
-from hyperslab.compute import indexed, matchcache
+from hyperslab.compute import matchcache
 from hyperslab.compute.matchcache import MatchCache, match_cache
 
 DTYPE = np.dtype([("i", "<i4"), ("f", "<f8"), ("s", "S2")])
@@ -43,38 +42,20 @@ def path(request: pytest.FixtureRequest, tmp_path: Path) -> Path:
     return file_path
 
 
-@pytest.fixture
-def index_calls(monkeypatch: pytest.MonkeyPatch) -> list[int]:
-    """Count the queries that found their rows through the index (always taken, however
-    many the candidates)."""
-    monkeypatch.setattr(indexed, "SCAN_SHARE", float("inf"))
-    calls: list[int] = []
-    real = indexed.candidate_batches
-
-    def spy(*args: Any, **kwargs: Any) -> Any:
-        found = real(*args, **kwargs)
-        if found is not None:
-            calls.append(1)
-        return found
-
-    monkeypatch.setattr(indexed, "candidate_batches", spy)
-    return calls
-
-
 def _expected(lo: int, hi: int, window: slice = slice(None)) -> np.ndarray:
     data = _data()
     rows = np.arange(len(data))[window]
     return rows[(lo <= data["i"][rows]) & (data["i"][rows] < hi)]
 
 
-def test_repeated_query_reads_the_kept_rows(path: Path, index_calls: list[int]) -> None:
+def test_repeated_query_reads_the_kept_rows(path: Path, indexed_queries: list[int]) -> None:
     data = _data()
     limits = {"lo": 100, "hi": 130}
     expected = _expected(100, 130)
     with hyperslab.open_file(path) as f:
         table = f.root.t
         np.testing.assert_array_equal(table.get_where_list(CONDITION, limits), expected)
-        assert len(index_calls) == 1
+        assert len(indexed_queries) == 1
         cache = match_cache(table)
         assert cache is not None and len(cache) == 1 and cache.rows == len(expected)
         # Served from the cache: the index is not searched again, and every kind of
@@ -86,16 +67,16 @@ def test_repeated_query_reads_the_kept_rows(path: Path, index_calls: list[int]) 
         assert [row.nrow for row in table.where(CONDITION, limits)] == expected.tolist()
         got = table.get_where_list(CONDITION, limits)
         np.testing.assert_array_equal(got, expected)
-        assert len(index_calls) == 1
+        assert len(indexed_queries) == 1
         # Results are the caller's own arrays: changing one changes nothing kept.
         got[:] = -1
         records["i"] = -1
         np.testing.assert_array_equal(table.get_where_list(CONDITION, limits), expected)
-        assert len(index_calls) == 1
+        assert len(indexed_queries) == 1
 
 
 def test_other_values_or_windows_are_other_queries(path: Path,
-                                                   index_calls: list[int]) -> None:
+                                                   indexed_queries: list[int]) -> None:
     with hyperslab.open_file(path) as f:
         table = f.root.t
         table.get_where_list(CONDITION, {"lo": 100, "hi": 130})
@@ -108,29 +89,29 @@ def test_other_values_or_windows_are_other_queries(path: Path,
                                        stop=window.stop, step=window.step)
             lo, hi = limits["lo"], limits["hi"]
             np.testing.assert_array_equal(got, _expected(lo, hi, window))  # type: ignore[arg-type]
-        assert len(index_calls) == 1 + len(cases)
+        assert len(indexed_queries) == 1 + len(cases)
         # Each one again: all from the cache (array values are keyed by their bytes).
         for limits, window in cases:
             table.get_where_list(CONDITION, limits, start=window.start, stop=window.stop,
                                  step=window.step)
-        assert len(index_calls) == 1 + len(cases)
+        assert len(indexed_queries) == 1 + len(cases)
         assert len(match_cache(table)) == 1 + len(cases)  # type: ignore[arg-type]
         # NumPy values of the same types and values are the same query.
         np.testing.assert_array_equal(
             table.get_where_list(CONDITION, {"lo": np.int64(100), "hi": np.array(130)}),
             _expected(100, 130))
-        assert len(index_calls) == 1 + len(cases)
+        assert len(indexed_queries) == 1 + len(cases)
 
 
-def test_no_match_is_kept_too(path: Path, index_calls: list[int]) -> None:
+def test_no_match_is_kept_too(path: Path, indexed_queries: list[int]) -> None:
     with hyperslab.open_file(path) as f:
         table = f.root.t
         for _ in range(2):
             assert len(table.read_where(CONDITION, {"lo": 5000, "hi": 6000})) == 0
-        assert len(index_calls) == 1
+        assert len(indexed_queries) == 1
 
 
-def test_writable_files_keep_nothing(path: Path, index_calls: list[int]) -> None:
+def test_writable_files_keep_nothing(path: Path, indexed_queries: list[int]) -> None:
     data = _data()
     limits = {"lo": 100, "hi": 130}
     with hyperslab.open_file(path, "a") as f:
@@ -144,10 +125,10 @@ def test_writable_files_keep_nothing(path: Path, index_calls: list[int]) -> None
         data["i"][first] = 5000
         rows = np.flatnonzero((data["i"] >= 100) & (data["i"] < 130))
         np.testing.assert_array_equal(table.get_where_list(CONDITION, limits), rows)
-        assert len(index_calls) == 2
+        assert len(indexed_queries) == 2
 
 
-def test_a_query_stopped_early_keeps_nothing(path: Path, index_calls: list[int]) -> None:
+def test_a_query_stopped_early_keeps_nothing(path: Path, indexed_queries: list[int]) -> None:
     limits = {"lo": 100, "hi": 300}
     with hyperslab.open_file(path) as f:
         table = f.root.t
@@ -158,10 +139,10 @@ def test_a_query_stopped_early_keeps_nothing(path: Path, index_calls: list[int])
         expected = _expected(100, 300)
         assert [row.nrow for row in table.where(CONDITION, limits)] == expected.tolist()
         np.testing.assert_array_equal(table.get_where_list(CONDITION, limits), expected)
-        assert len(index_calls) == 2
+        assert len(indexed_queries) == 2
 
 
-def test_large_results_are_not_kept(path: Path, index_calls: list[int],
+def test_large_results_are_not_kept(path: Path, indexed_queries: list[int],
                                     monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(matchcache, "MATCH_ENTRY_ROWS", 10)
     limits = {"lo": 100, "hi": 200}  # about 300 rows
@@ -170,7 +151,7 @@ def test_large_results_are_not_kept(path: Path, index_calls: list[int],
         for _ in range(2):
             np.testing.assert_array_equal(table.get_where_list(CONDITION, limits),
                                           _expected(100, 200))
-        assert len(index_calls) == 2
+        assert len(indexed_queries) == 2
         assert len(match_cache(table)) == 0  # type: ignore[arg-type]
 
 
