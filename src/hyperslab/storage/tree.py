@@ -64,11 +64,9 @@ def list_links(gid: h5g.GroupID) -> dict[str, Kind | None]:
 def child_kind(gid: h5g.GroupID, name: str) -> Kind:
     """Return what the link ``name`` of a group points at, without opening it."""
     bname = name.encode("utf-8", "surrogateescape")
-    info = gid.links.get_info(bname)
-    if info.type == h5l.TYPE_SOFT:
-        return Kind.SOFTLINK
-    if info.type == h5l.TYPE_EXTERNAL:
-        return Kind.EXTLINK
+    kind = _link_type_kind(gid.links.get_info(bname).type)
+    if kind is not None:
+        return kind
     try:
         if _HAS_OBJINFO:
             return _STAT_KIND.get(h5g.get_objinfo(gid, bname).type, Kind.UNKNOWN)
@@ -85,9 +83,14 @@ def link_kind(gid: h5g.GroupID, name: str) -> Kind | None:
         info = gid.links.get_info(bname)
     except (KeyError, OSError, ValueError, RuntimeError):  # h5py: RuntimeError if absent
         return Kind.UNKNOWN
-    if info.type == h5l.TYPE_SOFT:
+    return _link_type_kind(info.type)
+
+
+def _link_type_kind(link_type: int) -> Kind | None:
+    """SOFTLINK or EXTLINK for those link types, None for a hard link."""
+    if link_type == h5l.TYPE_SOFT:
         return Kind.SOFTLINK
-    if info.type == h5l.TYPE_EXTERNAL:
+    if link_type == h5l.TYPE_EXTERNAL:
         return Kind.EXTLINK
     return None
 
