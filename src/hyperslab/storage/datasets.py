@@ -212,6 +212,7 @@ class Dataset:
         "_enum_bool",
         "_extent",
         "_fill_row",
+        "_fixed_string",
         "_itemsize_matches",
         "_layout",
         "_layout_error",
@@ -232,6 +233,7 @@ class Dataset:
         self._layout: compound.CompoundLayout | None = None
         self._layout_error: TypeError | None = None
         self._mtype: h5t.TypeID | None = None
+        self._fixed_string: h5t.TypeID | None = None
         self._pipeline: tuple[RawFilter, ...] | None = None
         self._dcpl: h5p.PropDCID | None = None
         self._dtype: np.dtype[Any]
@@ -275,6 +277,12 @@ class Dataset:
             base = np.dtype("?" if self._bitfield_bool else "i1")
             dtype = np.dtype((base, dtype.subdtype[1])) if dtype.subdtype else base
             self._mtype = ftype  # same bytes as `dtype`: no conversion
+        elif (ftype.get_class() == h5t.STRING and not ftype.is_variable_str()
+              and ftype.get_strpad() != h5t.STR_NULLPAD):
+            # PyTables' strings are NUL-terminated: written through NumPy's NUL-padded
+            # type, HDF5 would cut a value of the full width to make room for a NUL.
+            # Written as the file's own type they keep every byte, as PyTables writes them.
+            self._fixed_string = self._mtype = ftype
         self._dtype = dtype
 
     # ------------------------------------------------------------------ description
@@ -529,6 +537,9 @@ class Dataset:
                 key, lambda: compound.write_selection(self.dsid, mtype, dtype, sel, value)
             )
             return
+        if self._fixed_string is not None:
+            self._write_strings(key, value)
+            return
         if self._bitfield_bool:
             value = np.asarray(value, dtype=np.bool_).view(np.uint8)
         elif self._enum_bool:
@@ -547,9 +558,31 @@ class Dataset:
         if raw is not None:
             raw.written_through_pipeline(key)
 
+    def _write_strings(self, key: Any, value: AnyArray) -> None:
+        """Write fixed-length strings in the file's own string type (see ``_init_plain``);
+        a key with one list of indices (h5py's fancy selection) is written item by item."""
+        ftype = self._fixed_string
+        assert ftype is not None
+        items = key if isinstance(key, tuple) else (key,)
+        lists = [i for i, item in enumerate(items)
+                 if isinstance(item, list | np.ndarray) and np.ndim(item) == 1]
+        if lists:
+            axis = lists[0]
+            data = np.asarray(value, dtype=self._dtype)
+            along = data.ndim > axis and data.shape[axis] > 1  # else broadcast
+            for position, index in enumerate(np.asarray(items[axis]).tolist()):
+                part = (*items[:axis], slice(index, index + 1), *items[axis + 1:])
+                self._write_strings(part, np.take(data, [position], axis=axis)
+                                    if along else data)
+            return
+        sel = compound.selection_of(key, self.shape)
+        self._guarded_write(
+            key, lambda: compound.write_selection(self.dsid, ftype, self._dtype, sel, value))
+
     def write_all(self, value: AnyArray) -> None:
         """Write the whole dataset from ``value`` (of its shape), skipping h5py's selection code."""
-        if self._bitfield_bool or self._enum_bool or self._layout is not None:
+        if (self._bitfield_bool or self._enum_bool or self._layout is not None
+                or self._fixed_string is not None):
             self.write((), value)
             return
         data = np.ascontiguousarray(value)
