@@ -398,3 +398,28 @@ def test_unknown_filters_read_without_warnings(tmp_path: Path) -> None:
                 other = t.get_node(node._v_pathname)
                 assert repr(node.filters) == repr(other.filters)
                 np.testing.assert_array_equal(node[:], np.arange(10))
+
+
+def test_full_width_strings_written_into_pytables_arrays_keep_every_byte(
+        tmp_path: Path) -> None:
+    """PyTables stores strings NUL-terminated: values of the full width written by
+    hyperslab (slices, lists of indices, appends, table rows) keep their last byte."""
+    path = tmp_path / "strings.h5"
+    with tables.open_file(str(path), "w") as f:
+        f.create_carray("/", "c", tables.StringAtom(3), shape=(6,))
+        f.create_earray("/", "e", tables.StringAtom(3), shape=(0, 2))
+        f.create_table("/", "t", {"s": tables.StringCol(3)})
+    with hyperslab.open_file(path, "a") as f:
+        f.root.c[:3] = np.array([b"abc", b"xyz", b"q"])
+        f.root.c[[4, 5]] = np.array([b"def", b"ghi"])
+        f.root.c[[3]] = b"jkl"
+        f.root.e.append(np.array([[b"abc", b"de"], [b"fgh", b"ijk"]]))
+        f.root.t.append([(b"abc",), (b"xy",)])
+    expected = ([b"abc", b"xyz", b"q", b"jkl", b"def", b"ghi"],
+                [[b"abc", b"de"], [b"fgh", b"ijk"]], [b"abc", b"xy"])
+    with tables.open_file(str(path)) as f:
+        got = (f.root.c[:].tolist(), f.root.e[:].tolist(), f.root.t.col("s").tolist())
+    assert got == expected
+    with hyperslab.open_file(path) as f:
+        assert (f.root.c[:].tolist(), f.root.e[:].tolist(),
+                f.root.t.col("s").tolist()) == expected

@@ -107,12 +107,14 @@ def _conditions(draw: st.DrawFn) -> tuple[str, dict[str, Any]]:
 
 
 def _make(path: Path, data: np.ndarray, filters: Any, chunkrows: int,
-          indexed_columns: list[str], kind: str = "medium") -> None:
+          indexed_columns: list[str], kind: str = "medium", optlevel: int = 6,
+          blocksizes: tuple[int, int, int, int] | None = None) -> None:
     with hyperslab.open_file(path, "w") as f:
         table = f.create_table("/", "t", DTYPE, filters=filters, chunkshape=(chunkrows,))
         table.append(data)
         for name in indexed_columns:
-            table.cols._f_col(name).create_index(kind=kind)
+            table.cols._f_col(name).create_index(kind=kind, optlevel=optlevel,
+                                                 _blocksizes=blocksizes)
 
 
 @settings(max_examples=150, deadline=None,
@@ -121,16 +123,23 @@ def _make(path: Path, data: np.ndarray, filters: Any, chunkrows: int,
        chunkrows=st.sampled_from([7, 32, 100]),
        columns=st.lists(st.sampled_from(["i", "f", "u", "s", "b"]), unique=True, min_size=1),
        condition=_conditions(), start=st.none() | st.integers(-5, 210),
-       stop=st.none() | st.integers(-5, 210), step=st.none() | st.integers(1, 4))
+       stop=st.none() | st.integers(-5, 210), step=st.none() | st.integers(1, 4),
+       kind=st.sampled_from(["ultralight", "light", "medium", "full"]),
+       optlevel=st.sampled_from([0, 6, 9]),
+       blocksizes=st.sampled_from([None, (96, 24, 6, 3), (64, 32, 16, 8)]))
 def test_indexed_queries_equal_scans(tmp_path_factory: pytest.TempPathFactory,
                                      force_index: list[int], n: int, seed: int, codec: str,
                                      chunkrows: int, columns: list[str],
                                      condition: tuple[str, dict[str, Any]], start: int | None,
-                                     stop: int | None, step: int | None) -> None:
+                                     stop: int | None, step: int | None, kind: str,
+                                     optlevel: int,
+                                     blocksizes: tuple[int, int, int, int] | None) -> None:
+    """Every kind, in one slice or in many small ones (some keeping one sorted value in 4
+    or 8): the same rows as a scan."""
     text, condvars = condition
     data = _data(n, seed)
     path = tmp_path_factory.mktemp("idx") / "t.h5"
-    _make(path, data, FILTERS[codec], chunkrows, columns)
+    _make(path, data, FILTERS[codec], chunkrows, columns, kind, optlevel, blocksizes)
     window = (start, stop, step)
     with hyperslab.open_file(path) as f:
         table = f.root.t
@@ -354,7 +363,9 @@ def test_sorting_needs_a_full_clean_index(tmp_path: Path) -> None:
         table.cols.i.create_index()  # medium
         with pytest.raises(ValueError, match="'full' index"):
             table.read_sorted("i")
-        table.cols.u.create_index(kind="full", optlevel=6)
+        table.cols.u.create_index(kind="full", optlevel=6, _blocksizes=(96, 24, 6, 3))
+        table.read_sorted("u", checkCSI=True)  # a complete sort
+        table.append(_data(5, 7))  # slices added after the first: no longer a CSI
         table.read_sorted("u")
         with pytest.raises(ValueError, match="CSI"):
             table.read_sorted("u", checkCSI=True)
@@ -409,7 +420,7 @@ def test_index_nodes_follow_the_table(tmp_path: Path) -> None:
         assert not f.root.t2.indexed
     with h5py.File(path, "r") as h:
         assert sorted(h) == ["g", "t2"]
-        assert sorted(h["g"]) == ["_p_hsindex_t3", "t3"]
+        assert sorted(h["g"]) == ["_i_t3", "t3"]
     with hyperslab.open_file(path, "a") as f:
         f.remove_node("/g/t3")
         assert f.root.g._v_nchildren == 0
@@ -424,8 +435,10 @@ def test_pytables_reads_files_with_our_indexes(tmp_path: Path) -> None:
     with tables.open_file(str(path)) as f:
         assert [n._v_pathname for n in f.walk_nodes("/")] == ["/", "/t"]
         table = f.root.t
-        assert not table.indexed  # PyTables does not see (or misread) our index
+        assert table.indexed and table.indexedcolpathnames == ["i", "s"]
+        assert table.will_query_use_indexing("i > 3") == frozenset({"i"})
         _same_records(table.read_where("i > 3"), data[data["i"] > 3])
+        _same_records(table.read_where("s == b'ab'"), data[data["s"] == b"ab"])
 
 
 def test_many_candidates_scan_unless_clustered(tmp_path: Path,
@@ -458,8 +471,8 @@ def test_many_candidates_scan_unless_clustered(tmp_path: Path,
 
 
 def test_an_index_never_serves_another_table(tmp_path: Path) -> None:
-    """PyTables renames a table (our index group stays behind) and a new table takes the
-    old name: the index left there was built for another table and is ignored."""
+    """PyTables renames a table (its indexes follow it) and a new table takes the old
+    name: the new one has no index, the renamed one keeps ours."""
     path = tmp_path / "t.h5"
     data = _data(200, 11)
     _make(path, data, None, 32, ["i"])
@@ -468,9 +481,11 @@ def test_an_index_never_serves_another_table(tmp_path: Path) -> None:
         other = f.create_table("/", "t", DTYPE)
         other.append(np.ascontiguousarray(data[::-1]))
     with hyperslab.open_file(path) as f:
-        assert not f.root.t.indexed and not f.root.renamed.indexed
+        assert not f.root.t.indexed and f.root.renamed.cols.i.index.current
         np.testing.assert_array_equal(f.root.t.get_where_list("i > 3"),
                                       np.flatnonzero(data["i"][::-1] > 3))
+        np.testing.assert_array_equal(f.root.renamed.get_where_list("i > 3"),
+                                      np.flatnonzero(data["i"] > 3))
 
 
 @pytest.mark.parametrize("change", ["modify_rows", "modify_column"])
@@ -506,12 +521,12 @@ def test_read_only_queries_open_only_the_indexes_they_use(
     """On a read-only file a query opens the indexes of its own columns only (each costs
     attribute reads right after opening); listing the indexes later finds the same
     objects."""
-    from hyperslab.nodes import indexstore
+    from hyperslab.nodes import tableindex
 
     data = _data(400, 7)
     _make(tmp_path / "t.h5", data, FILTERS["blosc2"], 64, ["i", "f", "u"])
     opened: list[str] = []
-    real_open, real_all = indexstore.column_index, indexstore.table_indexes
+    real_open, real_all = tableindex.open_index, tableindex.TableIndexes._find_all
 
     def spy(table: Any, colpath: str) -> Any:
         opened.append(colpath)
@@ -521,8 +536,8 @@ def test_read_only_queries_open_only_the_indexes_they_use(
         raise AssertionError("every index of the table opened")
 
     with hyperslab.open_file(tmp_path / "t.h5") as f, monkeypatch.context() as patch:
-        patch.setattr(indexstore, "column_index", spy)
-        patch.setattr(indexstore, "table_indexes", refuse)
+        patch.setattr(tableindex, "open_index", spy)
+        patch.setattr(tableindex.TableIndexes, "_find_all", refuse)
         table = f.root.t
         for _ in range(2):
             got = table.get_where_list("(i > 3) & (i <= 7)")
@@ -534,7 +549,7 @@ def test_read_only_queries_open_only_the_indexes_they_use(
         assert sorted(opened) == ["i", "s"]
         assert len(force_index) == 2
         used = table._indexing._opened["i"]
-        patch.setattr(indexstore, "table_indexes", real_all)
+        patch.setattr(tableindex.TableIndexes, "_find_all", real_all)
         assert table.colindexed == {"i": True, "f": True, "s": False, "b": False, "u": True}
         assert table._indexing.indexes["i"] is used
 
@@ -563,7 +578,7 @@ def test_an_index_without_its_arrays_is_a_clear_error(tmp_path: Path) -> None:
     data = _data(100, 3)
     _make(tmp_path / "t.h5", data, None, 16, ["i"])
     with h5py.File(tmp_path / "t.h5", "a") as f:
-        del f["_p_hsindex_t/i/rows"]
+        del f["_i_t/i/indices"]
     with hyperslab.open_file(tmp_path / "t.h5") as f:
-        with pytest.raises(HDF5ExtError, match="no 'rows' dataset"):
+        with pytest.raises(HDF5ExtError, match="no 'indices' dataset"):
             f.root.t.get_where_list("i > 3")

@@ -95,6 +95,11 @@ class UnclosedFileWarning(Warning):
     """A file was left open when the interpreter exited."""
 
 
+class OldIndexWarning(Warning):
+    """Indexes in a layout that is no longer read (PyTables 1.x's, or hyperslab's own
+    before it wrote PyTables' layout) were found and are ignored."""
+
+
 __all__ = [
     "ChunkError",
     "ClosedFileError",
@@ -113,6 +118,7 @@ __all__ = [
     "NodeError",
     "NotChunkAlignedError",
     "NotChunkedError",
+    "OldIndexWarning",
     "PerformanceWarning",
     "UnclosedFileWarning",
     "UndoRedoError",

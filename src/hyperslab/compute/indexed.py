@@ -2,12 +2,13 @@
 
 :func:`hyperslab.compute.indexplan.plan_condition` says which part of a condition the
 table's clean indexes can answer: value intervals of indexed columns, combined with ``&``
-and ``|``.  Here each interval becomes a run of positions in its column's sorted index
-(found by binary search, reading one or two chunks of the index) and the row numbers stored
-there; the runs are united and intersected as the plan says, giving the *candidate* rows, a
-superset of the matching ones in row order.  The query then reads only those rows and
-evaluates the whole condition on them, so the rows an index gives never need to be exact
-and results are those of a scan, in the same order.
+and ``|``.  Here each interval becomes runs of entries of its column's index (found by
+binary search in each slice of the index whose range meets the interval, reading one chunk
+per bound) and the rows they locate: the rows themselves for full indexes, every row of
+their buckets for the lighter kinds; the rows are united and intersected as the plan says,
+giving the *candidate* rows, a superset of the matching ones in row order.  The query then
+reads only those rows and evaluates the whole condition on them, so the rows an index
+gives never need to be exact and results are those of a scan, in the same order.
 
 Where the candidates are a large share of the rows (:data:`SCAN_SHARE`, counted from the
 index positions before any row number is read) and spread over most of the chunks
@@ -60,7 +61,7 @@ _SAMPLE_ROWS = 8192
 """Candidates (the first of the largest run, in value order) whose chunks tell whether the
 candidates are spread over the table before all of them are read."""
 
-Runs = list[tuple[int, int]]
+Runs = list[tuple[int, int, int]]
 
 
 def _plan(table: Any, bound: BoundCondition) -> tuple[IndexPlan, Mapping[str, Any]] | None:
@@ -90,45 +91,37 @@ def used_columns(table: Any, bound: BoundCondition) -> frozenset[str]:
 
 
 def _runs(value_set: ValueSet, index: Any, memo: dict[int, Runs] | None = None) -> Runs:
-    """The position runs of a value set in its column's sorted index (kept in ``memo``
-    for the rest of the query)."""
+    """The runs of index entries of a value set (kept in ``memo`` for the rest of the
+    query)."""
     if memo is not None and id(value_set) in memo:
         return memo[id(value_set)]
     runs = []
     for interval in value_set.intervals:
-        p0, p1 = index.positions(interval.lo, interval.lo_inclusive, interval.hi,
-                                 interval.hi_inclusive)
-        if p1 > p0:
-            runs.append((p0, p1))
-    if value_set.nan and index.nan_start < index.nelements:
-        runs.append((index.nan_start, index.nelements))
+        runs.extend(index.search(interval.lo, interval.lo_inclusive, interval.hi,
+                                 interval.hi_inclusive))
+    if value_set.nan:
+        runs.extend(index.nan_runs())
     if memo is not None:
         memo[id(value_set)] = runs
     return runs
 
 
 def _count(node: PlanNode, indexes: Mapping[str, Any], memo: dict[int, Runs]) -> int:
-    """An upper bound of the candidates of ``node`` (from index positions only)."""
+    """An estimate of the candidates of ``node`` (from index positions only)."""
     if isinstance(node, ValueSet):
-        return sum(p1 - p0 for p0, p1 in _runs(node, indexes[node.column], memo))
+        return sum(stop - start for _, start, stop in _runs(node, indexes[node.column], memo))
     counts = [_count(part, indexes, memo) for part in node.parts]
     return min(counts) if isinstance(node, And) else sum(counts)
 
 
 def candidate_rows(node: PlanNode, indexes: Mapping[str, Any],
                    memo: dict[int, Runs] | None = None) -> np.ndarray:
-    """The sorted, unique int64 row numbers a plan node gives (``memo``: the position
-    runs already found in this query)."""
+    """The sorted, unique int64 row numbers a plan node gives (``memo``: the runs already
+    found in this query)."""
     memo = {} if memo is None else memo
     if isinstance(node, ValueSet):
         index = indexes[node.column]
-        parts = [index.rows(p0, p1) for p0, p1 in _runs(node, index, memo)]
-        if not parts:
-            return np.empty(0, dtype=np.int64)
-        rows = np.concatenate(parts).astype(np.int64, copy=False)
-        if len(rows) > 1 and not (rows[1:] >= rows[:-1]).all():
-            rows.sort()  # not already in order, as in a table sorted by the column
-        return rows
+        return index.candidate_rows(_runs(node, index, memo))
     if isinstance(node, And):
         # The smallest part first: every intersection is then at most that big.
         ordered = sorted(node.parts, key=lambda part: _count(part, indexes, memo))
@@ -145,18 +138,19 @@ def candidate_rows(node: PlanNode, indexes: Mapping[str, Any],
 
 
 def _largest_run(node: PlanNode, indexes: Mapping[str, Any],
-                 memo: dict[int, Runs]) -> tuple[Any, int, int] | None:
-    """The largest position run (index, p0, p1) of the value sets of ``node``."""
-    best: tuple[Any, int, int] | None = None
+                 memo: dict[int, Runs]) -> tuple[Any, tuple[int, int, int]] | None:
+    """The largest run of index entries (index, run) of the value sets of ``node``."""
+    best: tuple[Any, tuple[int, int, int]] | None = None
     if isinstance(node, ValueSet):
         index = indexes[node.column]
-        for p0, p1 in _runs(node, index, memo):
-            if best is None or p1 - p0 > best[2] - best[1]:
-                best = (index, p0, p1)
+        for run in _runs(node, index, memo):
+            if best is None or run[2] - run[1] > best[1][2] - best[1][1]:
+                best = (index, run)
         return best
     for part in node.parts:
         found = _largest_run(part, indexes, memo)
-        if found is not None and (best is None or found[2] - found[1] > best[2] - best[1]):
+        if found is not None and (best is None
+                                  or found[1][2] - found[1][1] > best[1][2] - best[1][1]):
             best = found
     return best
 
@@ -164,12 +158,12 @@ def _largest_run(node: PlanNode, indexes: Mapping[str, Any],
 def _spread(node: PlanNode, indexes: Mapping[str, Any], chunkrows: int, chunks: int,
             memo: dict[int, Runs]) -> bool:
     """Whether a sample of the candidates already lies in more than
-    :data:`SCAN_CHUNK_SHARE` of the ``chunks`` examined (read one chunk of row numbers)."""
-    run = _largest_run(node, indexes, memo)
-    if run is None:
+    :data:`SCAN_CHUNK_SHARE` of the ``chunks`` examined (reads one chunk of entries)."""
+    found = _largest_run(node, indexes, memo)
+    if found is None:
         return False
-    index, p0, p1 = run
-    sample = index.rows(p0, min(p1, p0 + _SAMPLE_ROWS))
+    index, run = found
+    sample = index.candidate_rows([run], limit=_SAMPLE_ROWS)
     return len(np.unique(sample // chunkrows)) > SCAN_CHUNK_SHARE * chunks
 
 

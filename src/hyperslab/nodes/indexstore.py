@@ -1,547 +1,226 @@
-"""The stored index of one table column (:class:`ColumnIndex`).
+"""The index of one table column, in PyTables' own layout (:class:`ColumnIndex`).
 
-An index is a completely sorted copy of the column, stable (equal values keep their row
-order) with NaNs last, plus the row number of every value.  It lives in hidden nodes beside
-the table, which PyTables never looks at::
+The layout is PyTables' (:mod:`hyperslab.nodes.indexlayout`): the column's values cut into
+slices, each sorted, with where each value is (its row, or its bucket of rows), and small
+caches of each slice's range and chunk bounds.  PyTables opens, queries, updates, dirties
+and rebuilds what is written here, and hyperslab uses what PyTables writes: whichever
+library changes the table keeps the index in step or marks it dirty, so neither answers
+from a stale index.
 
-    <table's parent>/_p_hsindex_<table name>/       group; attr AUTO_INDEX (optional)
-        <column key>/                               group, one per indexed column
-            sorted    EArray of the column's dtype  the values in order
-            rows      EArray uint32 (int64 for tables of more than 2**32 rows)
-            firsts    Array (or attr FIRSTS)        the first value of every chunk of sorted
+**Building.** The column is sorted once, out of core (:mod:`hyperslab.nodes.indexsort`),
+and the sorted values fill the slices in order, which makes the slices as disjoint as the
+kind allows: a full index is completely sorted (a CSI) at every ``optlevel``; a medium one
+is too, apart from its last, partial slice (which must hold the table's last rows); a
+light one within each block of slices; an ultralight one within each slice.  PyTables'
+optimizer gets there (or part of the way) by swapping chunks between slices, slowly;
+sorting first gets there directly.
 
-The column key is the column's path with ``/`` replaced by ``.`` (``'info.x'``).  Both
-EArrays share one chunk shape, so ``firsts`` (small, read once) finds the one chunk of
-``sorted`` that holds a boundary: a lookup reads one chunk per bound.  Up to
-:data:`FIRSTS_ATTRIBUTE_BYTES` the firsts are the group's attribute ``FIRSTS`` instead of an
-array: read with the group's header, they cost no dataset opening.  The column group's
-attributes are ``COLPATH``, ``KIND``, ``OPTLEVEL`` and ``HS_INDEX``, six int64 read at once
-(each attribute read costs about 20 us):
+**Lookups.** An interval of values is searched in every slice whose range meets it: the
+slice's chunk bounds (all of them read once) give the chunk, one read of that chunk the
+position.  Full indexes then give the rows; the lighter kinds the buckets of
+:attr:`~hyperslab.nodes.indexsizes.Geometry.lbucket` rows that hold them, whose rows the
+query then reads and tests (as PyTables does).
 
-0. the layout version, :data:`HS_INDEX_VERSION`;
-1. the file address of the table's object header: an index found beside a table that is
-   not the one it was built for (e.g. a new table given the name of one another program
-   renamed) is ignored;
-2. dirty: 1 when the index may not match the column;
-3. the rows indexed (rows ``0 ..`` of the table);
-4. the position of the first NaN (the count of non-NaN values);
-5. how many positions hold their own row number (all of them in a table sorted by the
-   column: lookups there need not read ``rows``).
-
-Layout 1 (still read; any change writes layout 2) kept these as the attributes
-``HS_INDEX_VERSION``, ``TABLE_ADDRESS``, ``DIRTY``, ``NELEMENTS`` and ``NAN_START``, had no
-count of positions in order, and always a ``firsts`` array.
-
-Every kind and optlevel builds the same complete sort; both are recorded as metadata, and
-``kind='full'`` with ``optlevel=9`` is a CSI (completely sorted index) as in PyTables.
+**Changes** follow PyTables' ``Index.append`` / ``append_last_row``: rows appended to the
+table go to new slices once a slice is full, the last slice is sorted again from the
+table, and a full index keeps the entries of its last slice.  Nothing extra is stored:
+what hyperslab keeps to go faster lives in memory, per :class:`ColumnIndex` object, and is
+dropped with it.
 """
 
 from __future__ import annotations
 
 import math
-import os
-import sys
+import operator
 import threading
-import time
-import warnings
-from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, Literal, NamedTuple
+from collections import OrderedDict
+from collections.abc import Iterator
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import numpy as np
 
 from hyperslab._typing import AnyArray
 from hyperslab.codecs.filters import Filters
-from hyperslab.errors import HDF5ExtError, NaturalNameWarning
-from hyperslab.nodes.array import EArray
-from hyperslab.nodes.atom import Atom
+from hyperslab.errors import HDF5ExtError
 from hyperslab.nodes.group import Group
-from hyperslab.nodes.indexsort import (
-    DEFAULT_PIECE_ROWS,
-    ProgressFunc,
-    progress_total,
-    run_rows_for,
-    sorted_pieces,
-    stable_argsort,
+from hyperslab.nodes.indexlayout import (
+    decode_buckets,
+    index_path,
 )
-from hyperslab.nodes.naming import join_path
+from hyperslab.nodes.indexsizes import (
+    Geometry,
+    bucket_rows,
+)
+from hyperslab.nodes.indexwriter import SliceWriter
+from hyperslab.nodes.tablecols import Column
 from hyperslab.storage import attributes as raw
 from hyperslab.storage import tree
-from hyperslab.storage.vectors import Vector, read_vector_attribute
+from hyperslab.storage.vectors import Matrix, Vector
 
 if TYPE_CHECKING:
     from hyperslab.nodes.table import Table
-    from hyperslab.nodes.tablecols import Column
 
-INDEX_GROUP_PREFIX = "_p_hsindex_"
-"""Prefix of the hidden group holding a table's indexes (``_p_`` is hidden by PyTables)."""
+Run = tuple[int, int, int]
+"""``(slice, start, stop)``: entries ``start .. stop - 1`` of a slice (the last, partial
+slice is number :attr:`ColumnIndex.nslices`), in positions of ``indices``."""
 
-HS_INDEX_VERSION = 2
-"""The layout version written in every column index group."""
+TABLE_ADDRESS = "HS_TABLE_ADDRESS"
+"""An attribute hyperslab adds to the indexes it builds (PyTables ignores it): the file
+address of the table's object header.  An index found beside a table that is not the one
+it was built for (another program renamed that table without its indexes and gave the name
+to a new one) is then never used."""
 
-STATE_ATTRIBUTE = "HS_INDEX"
-"""The column group's attribute of six int64: version, table address, dirty, rows indexed,
-first NaN position, positions in order (see the module docstring)."""
-
-_LAYOUT_1_ATTRIBUTES = ("HS_INDEX_VERSION", "TABLE_ADDRESS", "DIRTY", "NELEMENTS",
-                        "NAN_START")
-
-KINDS = ("ultralight", "light", "medium", "full")
-"""PyTables' index kinds (all recorded as metadata over the same complete sort)."""
-
-DEFAULT_INDEX_FILTERS = Filters(5, "blosc2:lz4", shuffle=True)
-"""Compression of indexes when ``build`` gets no filters."""
-
-IN_MEMORY_MERGE_ROWS = 4_000_000
-"""``append_rows`` merges in memory when the index values it must move (those after the
-first new value's place) plus the new ones are at most this many; else it rebuilds."""
-
-FIRSTS_ATTRIBUTE_BYTES = 48 * 1024
-"""Firsts of up to this many bytes are stored as an attribute of the column group (HDF5
-keeps an attribute in its object's header only below 64 KiB)."""
-
-_CHUNK_BYTES = 32 * 1024  # target bytes of one chunk of 'sorted' (a lookup decodes one)
-_MIN_CHUNK_ROWS = 4096
-_MAX_CHUNK_ROWS = 131072
-_BUILDING = ".~building"  # suffix of a column group while it is built
-_CACHED_CHUNKS = 8
-_now = time.monotonic  # the progress report's clock
+_CACHED_CHUNKS = 16  # sorted chunks kept per index object
+_GAP = object()  # no value
 
 
-def index_group_name(table_name: str) -> str:
-    """The name of the hidden group holding the indexes of table ``table_name``.
+# ---------------------------------------------------------------------- state
+class State(NamedTuple):
+    """What a column index group says of itself (read when the index is opened)."""
 
-    Examples
-    --------
-    >>> index_group_name("readout")
-    '_p_hsindex_readout'
+    version: str
+    geometry: Geometry
+    optlevel: int
+    dirty: bool
+    nslices: int
+    nelements_slr: int  # sorted values in the last row
+    nelements_ilr: int  # entries in the last row
+
+    @property
+    def nelements(self) -> int:
+        """Rows indexed: rows ``0 .. nelements - 1`` of the table."""
+        return self.nslices * self.geometry.slicesize + self.nelements_ilr
+
+
+def _malformed(path: str, why: str) -> HDF5ExtError:
+    return HDF5ExtError(f"the column index {path} is malformed: {why}")
+
+
+def _int_attribute(gid: Any, path: str, name: str, default: Any = _GAP) -> int:
+    try:
+        return raw.read_int_attribute(gid, name)
+    except KeyError:
+        if default is not _GAP:
+            return int(default)
+        raise _malformed(path, f"it has no {name!r} attribute") from None
+    except TypeError:
+        raise _malformed(path, f"its {name!r} attribute is not an integer") from None
+
+
+class _Arrays(NamedTuple):
+    """The datasets a lookup reads, opened without nodes."""
+
+    sorted: Matrix
+    indices: Matrix
+    sorted_lr: Vector
+    indices_lr: Vector
+
+
+def _open_array(gid: Any, path: str, name: str, two_d: bool) -> Any:
+    try:
+        oid = tree.open_child(gid, name)
+        return (Matrix if two_d else Vector)(oid, f"{path}/{name}")
+    except KeyError:
+        raise _malformed(path, f"it has no {name!r} dataset") from None
+    except TypeError as exc:
+        raise _malformed(path, str(exc)) from None
+
+
+def read_state(gid: Any, path: str, table_chunkrows: int) -> tuple[State, _Arrays]:
+    """The state of the index in column group ``gid`` (at ``path``) and its arrays, as
+    PyTables' ``Index`` reads them (version 2.0 and later).
+
+    Raises
+    ------
+    HDF5ExtError
+        If an attribute or array is missing or does not fit the others.
     """
-    return INDEX_GROUP_PREFIX + table_name
-
-
-def column_key(colpath: str) -> str:
-    """The node name of the index of column ``colpath`` (``'info/x'`` -> ``'info.x'``)."""
-    return colpath.replace("/", ".")
-
-
-def chunk_rows_for(itemsize: int) -> int:
-    """Elements per chunk of an index of values of ``itemsize`` bytes: a power of two near
-    32 KiB of values, between 4096 and 131072.
-
-    A lookup decodes one chunk per bound, and a query right after opening pays for that
-    in full: a first read of a 32 KiB chunk of float64 values took 80 us where one of
-    256 KiB took 130 us, for 7% more bytes on disk (10 million values).
-
-    Examples
-    --------
-    >>> chunk_rows_for(8), chunk_rows_for(4), chunk_rows_for(1), chunk_rows_for(100)
-    (4096, 8192, 32768, 4096)
-    """
-    rows = 2 ** round(math.log2(_CHUNK_BYTES / max(itemsize, 1)))
-    return int(min(_MAX_CHUNK_ROWS, max(_MIN_CHUNK_ROWS, rows)))
-
-
-# ---------------------------------------------------------------------- validation
-def _check_kind(kind: Any) -> str:
-    if kind not in KINDS:
-        raise ValueError(f"index kind must be one of {', '.join(map(repr, KINDS))}, "
-                         f"not {kind!r}")
-    return str(kind)
-
-
-def _check_optlevel(optlevel: Any) -> int:
-    if (isinstance(optlevel, bool) or not isinstance(optlevel, (int, np.integer))
-            or not 0 <= optlevel <= 9):
-        raise ValueError(f"optimization level must be an integer from 0 to 9, "
-                         f"not {optlevel!r}")
-    return int(optlevel)
-
-
-def _check_filters(filters: Any) -> Filters:
-    if filters is None:
-        return DEFAULT_INDEX_FILTERS
-    if not isinstance(filters, Filters):
-        raise TypeError(f"filters must be a Filters instance, not {filters!r}")
-    return filters
-
-
-def _indexable_column(table: Table, colpath: str) -> Column:
-    """The leaf column ``colpath`` of ``table``, if an index can hold it."""
-    from hyperslab.nodes.tablecols import Column
-
-    column = table.cols._f_col(colpath)  # KeyError naming the column
-    where = f"column {colpath!r} of table {table._path}"
-    if not isinstance(column, Column):
-        raise TypeError(f"{where} is a nested group of columns and cannot be indexed")
-    dtype = column.dtype
-    if dtype.shape != ():
-        raise TypeError(f"{where} has multidimensional cells {dtype.shape} and cannot be "
-                        f"indexed")
-    if dtype.kind == "c":
-        raise TypeError(f"{where} is complex ({dtype}) and cannot be indexed")
-    if dtype.kind not in "biufS":
-        raise TypeError(f"{where} has dtype {dtype}, which cannot be indexed")
-    return column
-
-
-def _new_group(table: Table, parent: Group, name: str, title: str) -> Group:
-    with warnings.catch_warnings():
-        # Index node names ('info.x', a column called 'name') need no natural naming.
-        warnings.simplefilter("ignore", NaturalNameWarning)
-        return table._file.create_group(parent, name, title)
-
-
-def _rename(table: Table, group: Group, name: str) -> None:
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", NaturalNameWarning)
-        table._file.rename_node(group, name)
-
-
-def _remove_child(group: Group, name: str) -> None:
-    """Remove child ``name`` of ``group`` (recursively) if there is one."""
-    if name in group:
-        group._file.remove_node(group.get_child(name), recursive=True)
-
-
-def _table_group(table: Table, create: bool = False) -> Group | None:
-    """The table's index group (created when ``create``; else None when absent)."""
-    parent = table.parent
-    name = index_group_name(table.name)
-    if name in parent:
-        group = parent.get_child(name)
-        if not isinstance(group, Group):
-            raise TypeError(f"{group._path} is not a group, so it cannot hold the indexes "
-                            f"of table {table._path}")
-        return group
-    if not create:
-        return None
-    return _new_group(table, parent, name, f"hyperslab indexes of table {table._path}")
-
-
-def _non_nan(values: AnyArray) -> int:
-    if values.dtype.kind != "f":
-        return len(values)
-    return len(values) - int(np.count_nonzero(np.isnan(values)))
-
-
-# ---------------------------------------------------------------------- progress
-class _StderrProgress:
-    """A one-line progress report on stderr, at most once a second, from the first second."""
-
-    def __init__(self, label: str, total: int) -> None:
-        self._label = label
-        self._total = max(total, 1)
-        self._start = _now()
-        self._last = self._start
-        self._shown = False
-
-    def __call__(self, done: int) -> None:
-        now = _now()
-        finished = done >= self._total
-        if now - self._last < 1.0 and not (finished and self._shown):
-            return
-        self._last = now
-        self._shown = True
-        percent = 100 * done // self._total
-        sys.stderr.write(f"\r{self._label}: {percent:3d}% ({done}/{self._total}) "
-                         f"{now - self._start:.0f} s")
-        if finished:
-            sys.stderr.write("\n")
-        sys.stderr.flush()
-
-
-def _progress_for(progress: Any, label: str, nrows: int, run_rows: int
-                  ) -> ProgressFunc | None:
-    if progress is None or progress is False:
-        return None
-    total = progress_total(nrows, run_rows)
-    if progress is True:
-        return _StderrProgress(label, total)
-    if callable(progress):
-        user: Callable[[int], Any] = progress
-
-        def rows_done(done: int) -> None:
-            user(done * nrows // total if total else 0)
-
-        return rows_done
-    raise TypeError(f"progress must be a bool or a callable, not {progress!r}")
-
-
-def _fails_lower_inclusive(values: AnyArray, bound: Any) -> AnyArray:
-    """``not (values >= bound)``: true for the values below an inclusive lower bound (all
-    of them when the bound is NaN)."""
-    return np.logical_not(np.greater_equal(values, bound))
-
-
-def _fails_lower(values: AnyArray, bound: Any) -> AnyArray:
-    """``not (values > bound)``."""
-    return np.logical_not(np.greater(values, bound))
+    version = raw.read_string_attribute(gid, "VERSION") or "2.1"
+    sizes = [_int_attribute(gid, path, name) for name in
+             ("superblocksize", "blocksize", "slicesize", "chunksize")]
+    optlevel = _int_attribute(gid, path, "optlevel")
+    dirty = bool(_int_attribute(gid, path, "DIRTY", 0))
+    reduction = _int_attribute(gid, path, "reduction") if version > "2.0" else 1
+    arrays = _Arrays(*(_open_array(gid, path, name, two_d) for name, two_d in (
+        ("sorted", True), ("indices", True), ("sortedLR", False), ("indicesLR", False))))
+    superblocksize, blocksize, slicesize, chunksize = sizes
+    indsize = arrays.indices.dtype.itemsize
+    if (min(sizes) < 1 or reduction < 1 or indsize not in (1, 2, 4, 8)
+            or arrays.indices.dtype.kind not in "iu"
+            or arrays.indices.shape[1] != slicesize
+            or arrays.sorted.shape != (arrays.indices.shape[0], slicesize // reduction)
+            or chunksize // reduction < 1 or slicesize // reduction <= chunksize // reduction
+            or len(arrays.indices_lr) < slicesize):
+        raise _malformed(path, f"sizes {sizes}, reduction {reduction}, sorted "
+                               f"{arrays.sorted.shape}, indices {arrays.indices.shape} of "
+                               f"{arrays.indices.dtype}")
+    lbucket = bucket_rows(indsize, table_chunkrows, chunksize, slicesize, blocksize)
+    geometry = Geometry(superblocksize, blocksize, slicesize, chunksize, reduction, indsize,
+                        lbucket)
+    if version > "2.0":
+        nslr = _int_attribute(arrays.sorted_lr.dsid, path + "/sortedLR", "nelements")
+        nilr = _int_attribute(arrays.indices_lr.dsid, path + "/indicesLR", "nelements")
+    else:
+        nilr = int(arrays.indices_lr.read(len(arrays.indices_lr) - 1,
+                                          len(arrays.indices_lr))[0])
+        nslr = nilr
+    if not (0 <= nilr < slicesize and nslr == -(-nilr // reduction)
+            and len(arrays.sorted_lr) >= nslr + 2 + geometry.nbounds):
+        raise _malformed(path, f"its last row holds {nslr} sorted values for {nilr} "
+                               f"entries (reduction {reduction})")
+    state = State(version, geometry, optlevel, dirty, arrays.sorted.shape[0], nslr, nilr)
+    return state, arrays
 
 
 # ---------------------------------------------------------------------- the index
 class ColumnIndex:
-    """The stored index of one table column: its values sorted, with their row numbers.
+    """The index of one table column, in PyTables' layout (see the module docstring).
 
-    Build one with :meth:`build`, find one with :meth:`open` or :func:`table_indexes`.
-    :meth:`positions` turns a value interval into a range of positions in sorted order,
-    :meth:`rows` and :meth:`values` read what lies there.
+    Build one with :func:`~hyperslab.nodes.indexbuild.build_index`; :func:`open_index`
+    finds one.  :meth:`search` turns an interval of values into runs of entries,
+    :meth:`candidate_rows` turns runs into the table rows to test.
 
     Examples
     --------
     >>> import hyperslab, tempfile, os
+    >>> from hyperslab.nodes.indexbuild import build_index
     >>> path = os.path.join(tempfile.mkdtemp(), "indexed.h5")
     >>> with hyperslab.open_file(path, "w") as f:
     ...     t = f.create_table("/", "t", np.dtype([("x", "f8")]))
     ...     t.append(np.array([(3.0,), (np.nan,), (1.0,), (2.0,)], dtype=t.dtype))
-    ...     index = ColumnIndex.build(t, "x")
-    ...     p0, p1 = index.positions(1.5, True, None, False)
-    ...     print(index, index.rows(p0, p1), index.values(0, 4))
-    Index(6, medium, shuffle, blosc2:lz4(5)).is_csi=False [3 0] [ 1.  2.  3. nan]
+    ...     index = build_index(t, "x", kind="full")
+    ...     runs = index.search(np.float64(1.5), True, None, False)
+    ...     print(index, index.candidate_rows(runs), index.read_sorted(0, 4))
+    Index(6, full, shuffle, zlib(1)).is_csi=True [0 3] [ 1.  2.  3. nan]
     """
 
-    def __init__(self, table: Table, group: Group | None, colpath: str | None = None, *,
-                 gid: Any = None, path: str | None = None,
-                 state: _State | None = None) -> None:
+    def __init__(self, table: Table, colpath: str, gid: Any, path: str) -> None:
         self._table = table
-        if group is not None:
-            self._load(group, colpath, state)
-        else:
-            assert gid is not None and path is not None and colpath is not None
-            self._adopt(gid, None, path, colpath, state)
-
-    def _load(self, group: Group, colpath: str | None = None,
-              state: _State | None = None) -> None:
-        """Read the index in ``group`` (``colpath`` and ``state``: its COLPATH and
-        state, when the caller has already read them)."""
-        gid = group._h5id
-        if colpath is None:
-            colpath = _string_attribute(gid, "COLPATH")
-        self._adopt(gid, group, group._path, colpath, state)
-
-    def _adopt(self, gid: Any, group: Group | None, path: str, colpath: str,
-               state: _State | None = None) -> None:
-        """Take the index whose column group is open as ``gid`` (its node ``group`` when
-        the caller has one: else it is loaded when a change needs it).
-
-        Raises
-        ------
-        HDF5ExtError
-            If the group holds no state of a layout read here.
-        """
-        # What deciding whether a query can use the index needs is read now; the arrays
-        # and the rest when first needed (a table with several indexes opens only those
-        # its queries use: each costs attribute reads and dataset openings).  Reads go
-        # through the storage layer, not through nodes: a query right after opening the
-        # file pays no node creation for the index's group and arrays.
-        self._gid = gid
-        self._group_ = group
-        self._group_path = path
         self._colpath = colpath
-        self._kind_: str | None = None
-        self._optlevel_: int | None = None
-        if state is None:
-            state = _read_state(gid)
-            if state is None:
-                raise HDF5ExtError(f"{path} holds no index of a layout read here")
-        self._table_address = state.table_address
-        self._dirty = state.dirty
-        self._nelements = state.nelements
-        self._nan_start = state.nan_start
-        self._in_order = state.in_order
-        self._arrays: tuple[Vector, int, np.dtype[Any]] | None = None
-        self._rows_vector_: Vector | None = None  # opened when rows are first read
-        self._firsts_: AnyArray | None = None
-        self._chunks: dict[tuple[int, bool], AnyArray] = {}
-        self._chunks_lock = threading.Lock()  # queries may run in several threads
+        self._gid = gid
+        self._path = path
+        self._lock = threading.RLock()  # queries may run in several threads
+        self._load()
 
-    @property
-    def _group(self) -> Group:
-        """The node of the index's column group (loaded when first needed)."""
-        group = self._group_
-        if group is None:
-            group = self._group_ = self._table._file._get_group(self._group_path)
-        return group
-
-    def _open_arrays(self) -> tuple[Vector, int, np.dtype[Any]]:
-        """The ``sorted`` array, its chunk length and the values' native dtype (opened
-        once).
-
-        Raises
-        ------
-        HDF5ExtError
-            If the index group lacks it or it is not a 1-D array.
-        """
-        arrays = self._arrays
-        if arrays is None:
-            sorted_values = self._array("sorted")
-            chunks = sorted_values.chunks
-            chunkrows = int(chunks[0]) if chunks else _MAX_CHUNK_ROWS
-            arrays = self._arrays = (sorted_values, chunkrows, sorted_values.dtype)
-        return arrays
-
-    def _rows_vector(self) -> Vector:
-        """The ``rows`` array (opened once, when first read: lookups in a table sorted by
-        the column never need it).
-
-        Raises
-        ------
-        HDF5ExtError
-            If the index group lacks it or it is not a 1-D array of integers in the chunk
-            shape of ``sorted``.
-        """
-        rows = self._rows_vector_
-        if rows is None:
-            chunks = self._open_arrays()[0].chunks
-            rows = self._array("rows")
-            if chunks != rows.chunks or rows.dtype.kind not in "iu":
-                raise HDF5ExtError(f"the index arrays in {self._group_path} are malformed: "
-                                   f"'sorted' in chunks {chunks}, 'rows' of {rows.dtype} "
-                                   f"in chunks {rows.chunks}")
-            self._rows_vector_ = rows
-        return rows
-
-    def _array(self, name: str) -> Vector:
-        """Open the array ``name`` of the index group (reads only: changes go through the
-        group's nodes)."""
-        path = f"{self._group_path}/{name}"
+    def _load(self) -> None:
+        """(Re)read the state and open the arrays."""
+        state, arrays = read_state(self._gid, self._path, self._table_chunkrows())
+        self._state = state
+        self._arrays = arrays
+        self._ranges_: AnyArray | None = None
+        self._bounds_: AnyArray | None = None
+        self._lr_bounds_: AnyArray | None = None
+        self._chunks: OrderedDict[tuple[int, int], AnyArray] = OrderedDict()
         try:
-            return Vector(tree.open_child(self._gid, name), path)
-        except KeyError:
-            raise HDF5ExtError(f"the index in {self._group_path} has no {name!r} dataset: "
-                               f"the file is malformed") from None
-        except TypeError as exc:
-            raise HDF5ExtError(f"the index array {path} is malformed: {exc}") from None
+            address = raw.read_int_attribute(self._gid, TABLE_ADDRESS)
+        except (KeyError, TypeError):
+            self._foreign = False
+        else:
+            self._foreign = address != tree.object_address(self._table._h5id)
 
-    @property
-    def _sorted(self) -> EArray:
-        """The node of the sorted values (changes go through it)."""
-        node = self._group.get_child("sorted")
-        assert isinstance(node, EArray)
-        return node
-
-    @property
-    def _rows(self) -> EArray:
-        """The node of the row numbers (changes go through it)."""
-        node = self._group.get_child("rows")
-        assert isinstance(node, EArray)
-        return node
-
-    @property
-    def _chunkrows(self) -> int:
-        return self._open_arrays()[1]
-
-    @property
-    def _kind(self) -> str:
-        if self._kind_ is None:
-            self._kind_ = _string_attribute(self._gid, "KIND")
-        return self._kind_
-
-    @property
-    def _optlevel(self) -> int:
-        if self._optlevel_ is None:
-            self._optlevel_ = raw.read_int_attribute(self._gid, "OPTLEVEL")
-        return self._optlevel_
-
-    # ------------------------------------------------------------------ building
-    @classmethod
-    def build(
-        cls,
-        table: Table,
-        colpath: str,
-        *,
-        kind: str = "medium",
-        optlevel: int = 6,
-        filters: Filters | None = None,
-        tmp_dir: str | None = None,
-        run_rows: int | None = None,
-        chunkrows: int | None = None,
-        progress: bool | Callable[[int], Any] = False,
-    ) -> ColumnIndex:
-        """Build the index of column ``colpath`` of ``table`` (replacing any it has).
-
-        Parameters
-        ----------
-        table : Table
-            The table; every row it has (``table.nrows``) is indexed, after its buffered
-            rows are written.
-        colpath : str
-            The column's path name (``'x'``, ``'info/x'``).
-        kind : {'ultralight', 'light', 'medium', 'full'}
-            Recorded, as PyTables' kinds (every kind is a complete sort).
-        optlevel : int
-            0 to 9, recorded.
-        filters : Filters, optional
-            Compression of the index; Blosc2 LZ4 level 5 with shuffle by default.
-        tmp_dir : str, optional
-            Where sorted runs are spilled when the column is sorted out of core.
-        run_rows : int, optional
-            Rows sorted in memory at a time (default: what fits in about 256 MB).
-        chunkrows : int, optional
-            Elements per chunk of the index's arrays (default: :func:`chunk_rows_for` the
-            column's itemsize); a lookup reads one chunk per bound.
-        progress : bool or callable
-            True: report progress on stderr for builds of more than a second; a callable
-            is called with the count of rows done.
-
-        Raises
-        ------
-        ValueError
-            For a bad ``kind``, ``optlevel``, ``tmp_dir`` or ``chunkrows``.
-        TypeError
-            If the column cannot be indexed (complex, multidimensional cells, a nested
-            group of columns) or ``filters`` is not a Filters.
-        KeyError
-            If the table has no column ``colpath``.
-        """
-        kind = _check_kind(kind)
-        optlevel = _check_optlevel(optlevel)
-        filters = _check_filters(filters)
-        column = _indexable_column(table, colpath)
-        if tmp_dir is not None and not os.path.isdir(tmp_dir):
-            raise ValueError(f"tmp_dir is not an existing directory: {tmp_dir!r}")
-        dtype = column.dtype.newbyteorder("=")
-        if chunkrows is None:
-            chunkrows = chunk_rows_for(dtype.itemsize)
-        elif (isinstance(chunkrows, bool) or not isinstance(chunkrows, (int, np.integer))
-              or chunkrows < 1):
-            raise ValueError(f"chunkrows must be a positive integer, not {chunkrows!r}")
-        file = table._file
-        file._check_writable()
-        # Rows still in the append buffer go to the file now, not while the index is built
-        # (writing them may bring the table's other indexes up to date).
-        table._ready()
-        nrows = table.nrows
-        if run_rows is None:
-            run_rows = run_rows_for(dtype)
-        label = f"indexing {table._path}.cols.{colpath.replace('/', '.')}"
-        report = _progress_for(progress, label, nrows, run_rows)
-        new_parent = _table_group(table) is None
-        parent = _table_group(table, create=True)
-        assert parent is not None
-        key = column_key(colpath)
-        _remove_child(parent, key + _BUILDING)  # left by an interrupted build
-        group = _new_group(table, parent, key + _BUILDING,
-                           f"hyperslab index of column {colpath!r}")
-        try:
-            nelements, non_nan, in_order = _fill(
-                group, column, dtype, nrows, filters, int(chunkrows),
-                dict(run_rows=run_rows, tmp_dir=tmp_dir, progress=report))
-            attrs = group.attrs
-            attrs["COLPATH"] = colpath
-            attrs["KIND"] = kind
-            attrs["OPTLEVEL"] = optlevel
-            _write_state(group._h5id, _State(tree.object_address(table._h5id), False,
-                                             nelements, non_nan, in_order))
-        except BaseException:
-            file.remove_node(parent if new_parent else group, recursive=True)
-            raise
-        _remove_child(parent, key)
-        _rename(table, group, key)
-        return cls(table, group, colpath)
-
-    @classmethod
-    def open(cls, table: Table, colpath: str) -> ColumnIndex | None:
-        """The stored index of column ``colpath`` of ``table``, or None if it has none."""
-        return column_index(table, colpath)
+    def _table_chunkrows(self) -> int:
+        chunks = self._table.chunkshape
+        return int(chunks[0]) if chunks else 1
 
     # ------------------------------------------------------------------ metadata
     @property
@@ -555,603 +234,576 @@ class ColumnIndex:
         return self._colpath
 
     @property
+    def path(self) -> str:
+        """Where the index is in the file."""
+        return self._path
+
+    @property
+    def state(self) -> State:
+        """What the index said of itself when it was last read."""
+        return self._state
+
+    @property
+    def geometry(self) -> Geometry:
+        """Its sizes."""
+        return self._state.geometry
+
+    @property
     def kind(self) -> str:
-        """The kind given at build time (``'ultralight'``, ``'light'``, ``'medium'``,
-        ``'full'``)."""
-        return self._kind
+        """``'ultralight'``, ``'light'``, ``'medium'`` or ``'full'``."""
+        return self._state.geometry.kind
 
     @property
     def optlevel(self) -> int:
-        """The optimization level given at build time (0 to 9)."""
-        return self._optlevel
+        """The optimization level it was built with (0 to 9)."""
+        return self._state.optlevel
 
     @property
-    def is_csi(self) -> bool:
-        """Whether this is a CSI in PyTables' terms (``kind='full'``, ``optlevel=9``)."""
-        return self._kind == "full" and self._optlevel == 9
+    def exact(self) -> bool:
+        """Whether it locates rows (full) rather than buckets of rows."""
+        return self._state.geometry.indsize == 8
+
+    @property
+    def nslices(self) -> int:
+        """Full slices (the last, partial one not counted)."""
+        return self._state.nslices
 
     @property
     def nelements(self) -> int:
-        """The number of rows indexed (rows ``0 .. nelements - 1`` of the table)."""
-        return self._nelements
-
-    @property
-    def nan_start(self) -> int:
-        """The position of the first NaN in sorted order (the count of non-NaN values)."""
-        return self._nan_start
+        """Rows indexed (rows ``0 .. nelements - 1`` of the table)."""
+        return self._state.nelements
 
     @property
     def dtype(self) -> np.dtype[Any]:
         """The dtype of the indexed values (native byte order)."""
-        return self._open_arrays()[2]
+        return self._arrays.sorted.dtype
 
     @property
     def filters(self) -> Filters:
-        """The compression of the index's arrays."""
-        return self._sorted.filters
-
-    @property
-    def chunkrows(self) -> int:
-        """Elements per chunk of the index's arrays."""
-        return self._chunkrows
+        """The compression of the index (its group's ``FILTERS``)."""
+        if raw.has_attribute(self._gid, "FILTERS"):
+            return Filters._unpack(raw.read_int_attribute(self._gid, "FILTERS"))
+        return Filters()
 
     @property
     def dirty(self) -> bool:
-        """Whether the index may not match the column (stored in the file)."""
-        return self._dirty
+        """Whether the index may not match the column (its ``DIRTY`` attribute)."""
+        return self._state.dirty
 
     @dirty.setter
     def dirty(self, value: bool) -> None:
         self._table._file._check_writable()
-        self._dirty = bool(value)
-        self._save_state()
-
-    def _save_state(self) -> None:
-        """Write the index's state (its HS_INDEX attribute, replacing layout 1's)."""
-        _write_state(self._group._h5id, _State(self._table_address, self._dirty,
-                                                self._nelements, self._nan_start,
-                                                self._in_order))
+        raw.write_int_attribute(self._gid, "DIRTY", int(bool(value)), "int32")
+        self._state = self._state._replace(dirty=bool(value))
 
     @property
     def stale(self) -> bool:
-        """Whether the table's row count differs from the rows indexed (e.g. rows were
-        appended by a program that does not know about the index)."""
-        return self._nelements != self._table.nrows
+        """Whether the table's row count differs from the rows indexed (rows appended or
+        removed by a program that left the index as it was)."""
+        return self.nelements != self._table.nrows
+
+    @property
+    def foreign(self) -> bool:
+        """Whether hyperslab built the index for another table (see
+        :data:`TABLE_ADDRESS`)."""
+        return self._foreign
 
     @property
     def current(self) -> bool:
-        """Whether queries and sorted reads may use the index: clean, and covering every
-        row of the table (neither :attr:`dirty` nor :attr:`stale`)."""
-        return not self._dirty and not self.stale
+        """Whether queries and sorted reads may use the index: neither :attr:`dirty` nor
+        :attr:`stale` nor :attr:`foreign`."""
+        return not self._state.dirty and not self.stale and not self._foreign
+
+    @property
+    def searchable(self) -> bool:
+        """Whether lookups can trust the order of its slices: not for half floats, which
+        PyTables sorts by their bit patterns (negative values and NaNs out of order), in
+        slices it builds or appends to any index."""
+        return self.dtype != np.float16
+
+    @property
+    def is_csi(self) -> bool:
+        """Whether the index is completely sorted (PyTables' rules: only full indexes,
+        its ``is_csi`` attribute when there is one, else no slice overlaps the next)."""
+        if self.nelements == 0 or not self.exact:
+            return False
+        if raw.has_attribute(self._gid, "is_csi"):
+            return bool(raw.read_attribute(self._gid, "is_csi"))
+        return self.overlaps() == 0
+
+    def overlaps(self) -> int:
+        """How many pairs of slices overlap (PyTables' ``compute_overlaps``)."""
+        ranges = self._all_ranges()
+        if len(ranges) < 2:
+            return 0
+        with np.errstate(invalid="ignore"):
+            ends = ranges[:, 1]
+            starts = ranges[:, 0]
+            return int(sum(np.count_nonzero(ends[i] > starts[i + 1:])
+                           for i in range(len(ranges) - 1)))
 
     @property
     def size_on_disk(self) -> int:
         """Bytes the index's arrays take in the file."""
-        group = self._group
-        firsts = group.get_child("firsts") if "firsts" in group else None
-        return int(self._sorted.size_on_disk + self._rows.size_on_disk
-                   + getattr(firsts, "size_on_disk", 0))
+        group = self._table._file.get_node(self._path)
+        assert isinstance(group, Group)
+        return sum(int(getattr(child, "size_on_disk", 0)) for child in group.iter_nodes())
 
     # ------------------------------------------------------------------ lookups
-    @property
-    def _firsts(self) -> AnyArray:
-        firsts = self._firsts_
-        if firsts is None:
-            try:
-                firsts = read_vector_attribute(self._gid, "FIRSTS")
-            except KeyError:  # too many for an attribute, or a layout 1 index
-                array = self._array("firsts")
-                firsts = array.read(0, len(array))
-            except TypeError as exc:
-                raise HDF5ExtError(f"the index in {self._group_path} is malformed: "
-                                   f"{exc}") from None
-            self._firsts_ = firsts
-        return firsts
+    def _ranges(self) -> AnyArray:
+        """``ranges`` of the full slices (read once)."""
+        ranges = self._ranges_
+        if ranges is None:
+            matrix = _open_array(self._gid, self._path, "ranges", True)
+            if matrix.shape[0] < self.nslices or matrix.shape[1] != 2:
+                raise _malformed(self._path, f"'ranges' of shape {matrix.shape} for "
+                                             f"{self.nslices} slices")
+            ranges = self._ranges_ = matrix.read_rows(0, self.nslices)
+        return ranges
 
-    def _chunk(self, number: int, of_rows: bool = False) -> AnyArray:
-        """Chunk ``number`` of the sorted values (or of the row numbers); a few recent
-        ones are cached."""
-        key = (number, of_rows)
-        chunk = self._chunks.get(key)
-        if chunk is None:
-            sorted_ds, chunkrows, _ = self._open_arrays()
-            start = number * chunkrows
-            # One chunk through HDF5's own chunk lookup: no chunk index of the whole
-            # array to build first (a lookup right after opening reads one chunk).
-            chunk = (self._rows_vector() if of_rows else sorted_ds).read(
-                start, min(start + chunkrows, self._nelements))
-            with self._chunks_lock:
-                while len(self._chunks) >= _CACHED_CHUNKS:
-                    del self._chunks[next(iter(self._chunks))]
-                self._chunks[key] = chunk
+    def _bounds(self) -> AnyArray:
+        """``bounds`` of the full slices (read once)."""
+        bounds = self._bounds_
+        if bounds is None:
+            matrix = _open_array(self._gid, self._path, "bounds", True)
+            nbounds = self.geometry.nbounds
+            if matrix.shape[0] < self.nslices or matrix.shape[1] != nbounds:
+                raise _malformed(self._path, f"'bounds' of shape {matrix.shape} for "
+                                             f"{self.nslices} slices of {nbounds} bounds")
+            bounds = self._bounds_ = matrix.read_rows(0, self.nslices)
+        return bounds
+
+    def _lr_bounds(self) -> AnyArray:
+        """The last row's first value, chunk bounds and last value (after its values in
+        ``sortedLR``)."""
+        bounds = self._lr_bounds_
+        if bounds is None:
+            nslr = self._state.nelements_slr
+            count = (nslr - 1) // self.geometry.rchunksize + 2 if nslr else 0
+            bounds = self._lr_bounds_ = self._arrays.sorted_lr.read(nslr, nslr + count)
+        return bounds
+
+    def _all_ranges(self) -> AnyArray:
+        """First and last value of every slice, the last row's too."""
+        ranges = self._ranges()
+        if self._state.nelements_slr:
+            lr = self._lr_bounds()
+            ranges = np.concatenate([ranges, np.array([[lr[0], lr[-1]]], dtype=ranges.dtype)])
+        return ranges
+
+    def _chunk(self, slice_no: int, number: int) -> AnyArray:
+        """Chunk ``number`` of the sorted values of slice ``slice_no`` (cached)."""
+        key = (slice_no, number)
+        with self._lock:
+            chunk = self._chunks.get(key)
+            if chunk is not None:
+                self._chunks.move_to_end(key)
+                return chunk
+        rcs = self.geometry.rchunksize
+        start = number * rcs
+        if slice_no < self.nslices:
+            chunk = self._arrays.sorted.read_row(
+                slice_no, start, min(start + rcs, self.geometry.rslicesize))
+        else:
+            chunk = self._arrays.sorted_lr.read(start, min(start + rcs,
+                                                           self._state.nelements_slr))
+        with self._lock:
+            self._chunks[key] = chunk
+            while len(self._chunks) > _CACHED_CHUNKS:
+                self._chunks.popitem(last=False)
         return chunk
 
-    def _search(self, bound: Any, side: Literal["left", "right"]) -> int | None:
-        """``searchsorted`` of a bound of the column's own dtype over the non-NaN values
-        (the same answer as counting NumPy comparisons, in microseconds); None for other
-        bounds."""
-        _, chunkrows, dtype = self._open_arrays()
-        if not isinstance(bound, np.generic) or bound.dtype != dtype or (
-                bound.dtype.kind == "f" and bound != bound):  # NaN
-            return None
-        end = self._nan_start
-        firsts = self._firsts[:-(-end // chunkrows)]
-        number = int(firsts.searchsorted(bound, side=side))
-        if number == 0:
+    def _slices(self) -> Iterator[tuple[int, Any, Any, AnyArray, int]]:
+        """``(slice, first, last, chunk bounds, sorted length)`` of every slice with
+        values, the last row last."""
+        if self.nslices:
+            ranges, bounds = self._ranges(), self._bounds()
+            rss = self.geometry.rslicesize
+            for number in range(self.nslices):
+                yield number, ranges[number, 0], ranges[number, 1], bounds[number], rss
+        nslr = self._state.nelements_slr
+        if nslr:
+            lr = self._lr_bounds()
+            yield self.nslices, lr[0], lr[-1], lr[1:-1], nslr
+
+    def _position(self, slice_no: int, first: Any, last: Any, bounds: AnyArray,
+                  length: int, value: AnyArray, side: Any) -> int:
+        """``searchsorted(sorted values of the slice, value, side)``, reading at most one
+        chunk (NaNs sort last, as in both libraries)."""
+        where = int(np.searchsorted(np.array([first, last], dtype=self.dtype), value, side))
+        if where == 0:
             return 0
-        start = (number - 1) * chunkrows
-        chunk = self._chunk(number - 1)[:end - start]
-        return start + int(chunk.searchsorted(bound, side=side))
+        if where == 2:
+            return length
+        number = int(np.searchsorted(bounds, value, side))
+        chunk = self._chunk(slice_no, number)
+        return number * self.geometry.rchunksize + int(np.searchsorted(chunk, value, side))
 
-    def _test(self, values: AnyArray, test: Callable[[Any, Any], Any], bound: Any) -> AnyArray:
-        try:
-            with np.errstate(all="ignore"):  # e.g. 1e300 cast to float16: inf, as NumPy
-                result = np.asarray(test(values, bound))
-        except (TypeError, ValueError) as exc:
-            raise TypeError(f"values of column {self._colpath!r} ({self.dtype}) cannot be "
-                            f"compared with {bound!r}: {exc}") from None
-        if result.dtype != np.bool_ or result.shape != values.shape:
-            raise TypeError(f"values of column {self._colpath!r} ({self.dtype}) cannot be "
-                            f"compared with {bound!r}")
-        return result
+    def _full_run(self, slice_no: int, start: int, stop: int) -> Run:
+        """A run of sorted positions of a slice as a run of its entries: with a reduction
+        r, a sorted value stands for r entries, so the run widens to every entry that may
+        lie between the values found (PyTables' ``get_chunkmap``)."""
+        reduction = self.geometry.reduction
+        length = (self.geometry.slicesize if slice_no < self.nslices
+                  else self._state.nelements_ilr)
+        if reduction > 1:
+            start = 0 if start == 0 else (start - 1) * reduction + 1
+            stop = stop * reduction
+        return slice_no, min(start, length), min(stop, length)
 
-    def _count(self, test: Callable[[Any, Any], Any], bound: Any) -> int:
-        """How many of the sorted non-NaN values pass ``test(value, bound)``, a test true
-        for a prefix of them (NumPy comparisons are monotone over sorted values).  Reads at
-        most one chunk."""
-        if np.ndim(bound) != 0:
-            raise TypeError(f"index bounds must be scalars, not {bound!r:.80}")
-        end = self._nan_start
-        if end == 0:
-            return 0
-        chunkrows = self._chunkrows
-        firsts = self._firsts[:-(-end // chunkrows)]  # chunks starting before the NaNs
-        passed = int(np.count_nonzero(self._test(firsts, test, bound)))
-        if passed == 0:
-            return 0
-        start = (passed - 1) * chunkrows
-        chunk = self._chunk(passed - 1)[:end - start]
-        return start + int(np.count_nonzero(self._test(chunk, test, bound)))
+    def _bound(self, value: Any) -> AnyArray:
+        if value is None:
+            return np.empty(0)
+        bound = np.asarray(value)
+        if bound.ndim or (bound.dtype != self.dtype and not (
+                bound.dtype.kind == "S" and self.dtype.kind == "S")):
+            raise TypeError(f"index bounds of column {self._colpath!r} must be scalars of "
+                            f"its dtype {self.dtype}, not {value!r:.80}")
+        return bound
 
-    def positions(self, lo: Any, lo_inclusive: bool, hi: Any, hi_inclusive: bool
-                  ) -> tuple[int, int]:
-        """The range ``[p0, p1)`` of sorted positions of the non-NaN values ``v`` with
-        ``v > lo`` (``v >= lo`` if ``lo_inclusive``) and ``v < hi`` (``v <= hi`` if
-        ``hi_inclusive``).
+    def search(self, lo: Any, lo_inclusive: bool, hi: Any, hi_inclusive: bool
+               ) -> list[Run]:
+        """The runs of entries whose value ``v`` may satisfy ``v > lo`` (``>=`` if
+        ``lo_inclusive``) and ``v < hi`` (``<=`` if ``hi_inclusive``), NaN excluded.
 
-        ``lo`` or ``hi`` None is unbounded on that side.  Values are compared with NumPy's
-        rules (the bound as given, against the column's dtype), so mixed types (an integer
-        column and a float bound, bytes of another length) select what a NumPy
-        comparison selects; a NaN bound selects nothing.  Reads at most one chunk per
-        bound.
+        ``lo`` or ``hi`` None is unbounded on that side; a NaN bound matches nothing.
+        Bounds are NumPy scalars of the column's dtype (bytes for string columns).
+        Exactly those entries without a reduction; with one, a few more on each side.
 
         Raises
         ------
         TypeError
-            If a bound is not a scalar or cannot be compared with the column's values.
+            If a bound is not a scalar of the column's dtype.
         """
-        p0 = 0
-        if lo is not None:
-            found = self._search(lo, "left" if lo_inclusive else "right")
-            p0 = found if found is not None else self._count(
-                _fails_lower_inclusive if lo_inclusive else _fails_lower, lo)
-        p1 = self._nan_start
-        if hi is not None:
-            found = self._search(hi, "right" if hi_inclusive else "left")
-            p1 = found if found is not None else self._count(
-                np.less_equal if hi_inclusive else np.less, hi)
-        return p0, max(p0, p1)
+        low, high = self._bound(lo), self._bound(hi)
+        if any(b.dtype.kind == "f" and np.isnan(b) for b in (low, high) if b.size):
+            return []  # nothing compares with NaN
+        nan = np.array(np.nan, dtype=self.dtype) if self.dtype.kind == "f" else None
+        runs = []
+        for number, first, last, bounds, length in self._slices():
+            args = (number, first, last, bounds, length)
+            start = 0 if lo is None else self._position(
+                *args, low, "left" if lo_inclusive else "right")
+            if hi is not None:
+                stop = self._position(*args, high, "right" if hi_inclusive else "left")
+            elif nan is not None:
+                stop = self._position(*args, nan, "left")
+            else:
+                stop = length
+            if stop > start or (self.geometry.reduction > 1 and stop >= start):
+                run = self._full_run(number, start, stop)
+                if run[2] > run[1]:
+                    runs.append(run)
+        return runs
 
-    def _check_span(self, p0: int, p1: int) -> tuple[int, int]:
-        p0, p1 = int(p0), int(p1)
-        if not 0 <= p0 <= p1 <= self._nelements:
-            raise IndexError(f"positions {p0}..{p1} are not a range within the "
-                             f"{self._nelements} positions of the index of {self._colpath!r}")
-        return p0, p1
+    def nan_runs(self) -> list[Run]:
+        """The runs of entries that may hold NaN (none for other than float columns)."""
+        if self.dtype.kind != "f":
+            return []
+        nan = np.array(np.nan, dtype=self.dtype)
+        runs = []
+        for number, first, last, bounds, length in self._slices():
+            start = self._position(number, first, last, bounds, length, nan, "left")
+            # With a reduction, NaNs may follow the last value kept: the run widens.
+            run = self._full_run(number, start, length)
+            if run[2] > run[1]:
+                runs.append(run)
+        return runs
 
-    def rows(self, p0: int, p1: int) -> AnyArray:
-        """The row numbers (int64) at sorted positions ``p0 .. p1 - 1``."""
-        p0, p1 = self._check_span(p0, p1)
-        if p0 == p1:
+    @staticmethod
+    def entries(runs: list[Run]) -> int:
+        """How many entries ``runs`` hold."""
+        return sum(stop - start for _, start, stop in runs)
+
+    def _read_entries(self, slice_no: int, start: int, stop: int) -> AnyArray:
+        if slice_no < self.nslices:
+            return self._arrays.indices.read_row(slice_no, start, stop)
+        return self._arrays.indices_lr.read(start, stop)
+
+    def candidate_rows(self, runs: list[Run], limit: int | None = None) -> AnyArray:
+        """The table rows (sorted, unique int64) that the entries of ``runs`` locate: their
+        rows (full indexes) or every row of their buckets (the other kinds); with
+        ``limit``, at most that many entries are read (a sample)."""
+        nrows = self._table.nrows
+        parts = []
+        left = math.inf if limit is None else limit
+        for slice_no, start, stop in runs:
+            stop = int(min(stop, start + left))
+            if stop <= start:
+                break
+            left -= stop - start
+            entries = self._read_entries(slice_no, start, stop)
+            if self.exact:
+                parts.append(entries.astype(np.int64))
+            else:
+                parts.append(decode_buckets(entries, slice_no, self.geometry))
+        if not parts:
             return np.empty(0, dtype=np.int64)
-        if p1 <= self._in_order:  # positions that hold their own row: nothing to read
-            return np.arange(p0, p1, dtype=np.int64)
-        number = p0 // self._chunkrows
-        if (p1 - 1) // self._chunkrows == number:  # within one chunk: cached
-            first = number * self._chunkrows
-            return self._chunk(number, of_rows=True)[p0 - first : p1 - first].astype(np.int64)
-        return self._rows_vector().read(p0, p1).astype(np.int64, copy=False)
+        found = np.unique(np.concatenate(parts))
+        if self.exact:
+            return found[(found >= 0) & (found < nrows)]
+        return _bucket_rows(found, self.geometry.lbucket, nrows)
 
-    def values(self, p0: int, p1: int) -> AnyArray:
-        """The sorted values at positions ``p0 .. p1 - 1``."""
-        p0, p1 = self._check_span(p0, p1)
-        if p0 == p1:
-            return np.empty(0, dtype=self.dtype)
-        return self._open_arrays()[0].read(p0, p1)
+    # ------------------------------------------------------------------ sorted order
+    def _global_runs(self, start: int, stop: int) -> Iterator[Run]:
+        """Entries ``start .. stop - 1`` of the index in its order (slices, then the last
+        row), as runs."""
+        slicesize = self.geometry.slicesize
+        position = start
+        while position < stop:
+            slice_no, offset = divmod(position, slicesize)
+            end = min(stop, (slice_no + 1) * slicesize)
+            yield slice_no, offset, offset + end - position
+            position = end
 
-    def _clear_chunks(self) -> None:
-        with self._chunks_lock:
-            self._chunks.clear()
+    def _check_positions(self, start: int, stop: int) -> tuple[int, int]:
+        start, stop = int(start), int(stop)
+        if not 0 <= start <= stop <= self.nelements:
+            raise IndexError(f"positions {start}..{stop} are not a range within the "
+                             f"{self.nelements} entries of the index of {self._colpath!r}")
+        return start, stop
 
-    def _insertion_point(self, value: AnyArray) -> int:
-        """Positions whose values sort at or before ``value`` (a 1-element array)."""
-        if self._nelements == 0:
-            return 0
-        passed = int(np.searchsorted(self._firsts, value, side="right")[0])
-        if passed == 0:
-            return 0
-        chunk = self._chunk(passed - 1)
-        inside = int(np.searchsorted(chunk, value, side="right")[0])
-        return (passed - 1) * self._chunkrows + inside
+    def indices_at(self, start: int, stop: int) -> AnyArray:
+        """What ``indices`` holds at positions ``start .. stop - 1`` of the index's order
+        (slices, then the last row): rows, for a full index."""
+        start, stop = self._check_positions(start, stop)
+        parts = [self._read_entries(*run) for run in self._global_runs(start, stop)]
+        if not parts:
+            return np.empty(0, dtype=self._arrays.indices.dtype)
+        return np.concatenate(parts)
+
+    @property
+    def nsorted(self) -> int:
+        """Sorted values kept (one in ``reduction`` of the entries of each slice)."""
+        return self.nslices * self.geometry.rslicesize + self._state.nelements_slr
+
+    def sorted_at(self, start: int, stop: int) -> AnyArray:
+        """The sorted values kept at positions ``start .. stop - 1`` (slices, then the last
+        row; with a reduction, positions of the kept values)."""
+        rss = self.geometry.rslicesize
+        start, stop = int(start), int(stop)
+        if not 0 <= start <= stop <= self.nsorted:
+            raise IndexError(f"positions {start}..{stop} are not a range within the "
+                             f"{self.nsorted} sorted values of the index of "
+                             f"{self._colpath!r}")
+        parts = []
+        position = start
+        while position < stop:
+            slice_no, offset = divmod(position, rss)
+            end = min(stop, (slice_no + 1) * rss)
+            if slice_no < self.nslices:
+                parts.append(self._arrays.sorted.read_row(slice_no, offset,
+                                                          offset + end - position))
+            else:
+                parts.append(self._arrays.sorted_lr.read(offset, offset + end - position))
+            position = end
+        return np.concatenate(parts) if parts else np.empty(0, dtype=self.dtype)
+
+    # ------------------------------------------------------------------ PyTables' API
+    @property
+    def column(self) -> Column:
+        """The indexed column."""
+        column = self._table.cols._f_col(self._colpath)
+        assert isinstance(column, Column)
+        return column
+
+    @property
+    def slicesize(self) -> int:
+        """Entries per slice."""
+        return self.geometry.slicesize
+
+    @property
+    def chunksize(self) -> int:
+        """Entries per chunk of a slice."""
+        return self.geometry.chunksize
+
+    @property
+    def blocksize(self) -> int:
+        """Entries per block of slices."""
+        return self.geometry.blocksize
+
+    @property
+    def superblocksize(self) -> int:
+        """Entries per superblock."""
+        return self.geometry.superblocksize
+
+    @property
+    def reduction(self) -> int:
+        """One sorted value kept for this many entries."""
+        return self.geometry.reduction
+
+    @property
+    def indsize(self) -> int:
+        """Bytes of one entry of ``indices`` (1, 2, 4 or 8)."""
+        return self.geometry.indsize
+
+    def read_sorted(self, start: int | None = None, stop: int | None = None,
+                    step: int | None = None) -> AnyArray:
+        """The sorted values in ``start:stop:step`` (PyTables' ``Index.read_sorted``: a
+        ``start`` alone reads one value; a negative ``step`` reads backwards)."""
+        return self._read_range(self.sorted_at, self.nsorted, start, stop, step)
+
+    def read_indices(self, start: int | None = None, stop: int | None = None,
+                     step: int | None = None) -> AnyArray:
+        """What ``indices`` holds in ``start:stop:step`` of the index's order (PyTables'
+        ``Index.read_indices``; rows, for a full index)."""
+        return self._read_range(self.indices_at, self.nelements, start, stop, step)
+
+    @staticmethod
+    def _read_range(read: Any, length: int, start: int | None, stop: int | None,
+                    step: int | None) -> AnyArray:
+        if start is not None and stop is None:
+            stop = start + 1
+        first = 0 if start is None else operator.index(start)
+        end = length if stop is None else operator.index(stop)
+        stride = 1 if step is None else operator.index(step)
+        if stride == 0:
+            raise ValueError("slice step cannot be zero")
+        first, end = min(max(first, 0), length), min(max(end, 0), length)
+        if first >= end:
+            return read(0, 0)
+        if stride < 0:
+            first, end = length - end, length - first
+        return read(first, end)[::stride]
+
+    def __getitem__(self, key: Any) -> Any:
+        """``indices`` at a position (negative counts from the end) or in a slice."""
+        if isinstance(key, slice):
+            return self.read_indices(key.start, key.stop, key.step)
+        position = operator.index(key)
+        if position < 0:
+            position += self.nelements
+        if not 0 <= position < self.nelements:
+            raise IndexError(f"position {key} is out of the {self.nelements} entries of "
+                             f"the index of {self._colpath!r}")
+        return self.indices_at(position, position + 1)[0]
+
+    def __len__(self) -> int:
+        return self.nelements
 
     # ------------------------------------------------------------------ changing
-    def append_rows(self, first_row: int, values: Any) -> None:
-        """Add the table's rows ``first_row ..`` (``values`` their column values) to the index.
+    def _group(self) -> Group:
+        group = self._table._file.get_node(self._path)
+        assert isinstance(group, Group)
+        return group
 
-        Call it once those rows are in the table.  New values are merged in place when the
-        values to move are few (up to :data:`IN_MEMORY_MERGE_ROWS`); otherwise the index is
-        rebuilt from the table, out of core.  The index is marked dirty while it changes,
-        so an interrupted merge never leaves a clean but wrong index.
+    def catch_up(self, read: Any, nrows: int) -> None:
+        """Index the table's rows ``nelements .. nrows - 1`` as PyTables' ``Index.append``
+        and ``append_last_row`` do: each slice they fill is sorted and added, the rest
+        becomes the last row (a full index's last row keeps its entries).
 
-        Raises
-        ------
-        ValueError
-            If ``first_row`` is not :attr:`nelements` or ``values`` is not 1-D or does not
-            convert to the column's dtype.
+        ``read(lo, hi)`` gives the column's values of rows ``lo .. hi - 1``.  The index is
+        dirty while it changes, so an interrupted update never leaves a clean but wrong
+        index.
         """
-        self._table._file._check_writable()
-        if first_row != self._nelements:
-            raise ValueError(f"rows appended to the index of {self._colpath!r} must start at "
-                             f"row {self._nelements} (the rows indexed), not {first_row!r}")
-        try:
-            new = np.asarray(values, dtype=self.dtype)
-        except (TypeError, ValueError) as exc:
-            raise ValueError(f"values appended to the index of {self._colpath!r} do not "
-                             f"convert to {self.dtype}: {exc}") from None
-        if new.ndim != 1:
-            raise ValueError(f"values appended to the index of {self._colpath!r} must be "
-                             f"1-D, not of shape {new.shape}")
-        if len(new) == 0:
-            return
-        total = self._nelements + len(new)
-        order = stable_argsort(new)
-        new_values = new[order]
-        at = self._insertion_point(new_values[:1])
-        fits = np.iinfo(self._rows_vector().dtype).max >= total - 1
-        if not fits or self._nelements - at + len(new) > IN_MEMORY_MERGE_ROWS:
-            self._rebuild()
-            return
-        self._merge(at, new_values, order + first_row)
-
-    def _merge(self, at: int, new_values: AnyArray, new_rows: AnyArray) -> None:
-        """Merge sorted new values (and their rows) into the index from position ``at``."""
-        was_dirty = self._dirty
-        self.dirty = True
-        old_values = self.values(at, self._nelements)
-        old_rows = self.rows(at, self._nelements)
-        where = np.searchsorted(old_values, new_values, side="right")
-        values = np.insert(old_values, where, new_values)
-        rows = np.insert(old_rows, where, new_rows)
-        self._clear_chunks()
-        for node, data in ((self._sorted, values), (self._rows, rows)):
-            node.truncate(at)
-            node.append(data.astype(node.dtype, copy=False))
-        kept = -(-at // self._chunkrows)  # chunks whose first value did not move
-        old_firsts = self._firsts
-        firsts = np.concatenate([old_firsts[:kept],
-                                 values[kept * self._chunkrows - at::self._chunkrows]])
-        if firsts.tobytes() != old_firsts.tobytes():  # not when the last chunk just grew
-            _write_firsts(self._group, firsts)
-        self._firsts_ = firsts
-        if self._in_order >= at:  # positions before ``at`` kept their (own) rows
-            self._in_order = at + _leading_in_order(rows, at)
-        self._nelements += len(new_values)
-        self._nan_start += _non_nan(new_values)
-        self.dirty = was_dirty  # with the new counts
-
-    def _rebuild(self) -> None:
-        rebuilt = ColumnIndex.build(self._table, self._colpath, kind=self._kind,
-                                    optlevel=self._optlevel, filters=self.filters)
-        self._load(rebuilt._group, rebuilt._colpath)
-
-    def remove(self) -> None:
-        """Delete the index from the file (and the table's index group once it holds
-        nothing: no other index and no AUTO_INDEX setting)."""
         file = self._table._file
         file._check_writable()
-        parent = self._group.parent
-        self._arrays = self._rows_vector_ = None  # the datasets go with the group
-        self._firsts_ = None
-        file.remove_node(self._group, recursive=True)
-        self._clear_chunks()
-        if not parent._link_table() and "AUTO_INDEX" not in parent.attrs:
-            file.remove_node(parent, recursive=True)
+        state = self._state
+        if nrows <= state.nelements:
+            return
+        geometry = state.geometry
+        was_dirty = state.dirty
+        self.dirty = True
+        writer = SliceWriter(self._group(), geometry, state.nslices)
+        start = state.nslices * geometry.slicesize
+        after_first = False  # PyTables: 'is_csi' is false once a part follows a slice
+        while start < nrows:
+            stop = min(nrows, start + geometry.slicesize)
+            values = np.asarray(read(start, stop))
+            rows = np.arange(start, stop, dtype=np.int64)
+            if self.exact and state.nelements_ilr and start == state.nslices * \
+                    geometry.slicesize:  # a full index's last row keeps its entries
+                kept = state.nelements_ilr
+                values[:kept] = self._arrays.sorted_lr.read(0, kept)
+                rows[:kept] = self._arrays.indices_lr.read(0, kept).astype(np.int64)
+            order = np.argsort(values, kind="stable")
+            after_first = after_first or writer.nslices > 0
+            writer.fill(writer.nslices, iter([(values[order], rows[order])]))
+            writer.finish()
+            start = stop
+        if after_first:
+            raw.write_attribute(writer.gid, "is_csi", np.False_)
+        self._load()
+        self.dirty = was_dirty
+
+    def remove(self) -> None:
+        """Delete the index from the file (the table's ``_i_`` group stays, as in
+        PyTables)."""
+        file = self._table._file
+        file._check_writable()
+        file.remove_node(self._group(), recursive=True)
 
     # ------------------------------------------------------------------ reprs
     def __str__(self) -> str:
         filters = self.filters
-        parts = [str(self._optlevel), self._kind]
+        parts = []
         if filters.complevel:
             if filters.shuffle:
                 parts.append("shuffle")
             if filters.bitshuffle:
                 parts.append("bitshuffle")
             parts.append(f"{filters.complib}({filters.complevel})")
-        return f"Index({', '.join(parts)}).is_csi={self.is_csi}"
+        return (f"Index({self.optlevel}, {self.kind}{', ' if parts else ''}"
+                f"{', '.join(parts)}).is_csi={self.is_csi}")
 
     __repr__ = __str__
 
 
-def _write_firsts(group: Group, firsts: AnyArray) -> None:
-    """(Re)write the firsts of a column index group: its FIRSTS attribute, or its
-    ``firsts`` array when they take more than :data:`FIRSTS_ATTRIBUTE_BYTES`."""
-    _remove_child(group, "firsts")
-    gid = group._h5id
-    if raw.has_attribute(gid, "FIRSTS"):
-        raw.delete_attribute(gid, "FIRSTS")
-    firsts = np.ascontiguousarray(firsts)
-    if firsts.nbytes <= FIRSTS_ATTRIBUTE_BYTES:
-        raw.write_attribute(gid, "FIRSTS", firsts)
-    else:
-        group._file.create_array(group, "firsts", firsts)
+def _bucket_rows(buckets: AnyArray, lbucket: int, nrows: int) -> AnyArray:
+    """Every row (sorted int64) of the buckets ``buckets`` (sorted, unique) of ``lbucket``
+    rows, within ``nrows``."""
+    buckets = buckets[(buckets >= 0) & (buckets * lbucket < nrows)]
+    if not len(buckets):
+        return np.empty(0, dtype=np.int64)
+    starts = buckets * lbucket
+    lengths = np.minimum(starts + lbucket, nrows) - starts
+    offsets = np.arange(int(lengths.sum()), dtype=np.int64)
+    firsts = np.repeat(np.cumsum(lengths) - lengths, lengths)
+    return np.repeat(starts, lengths) + offsets - firsts
 
 
-def _fill(group: Group, column: Column, dtype: np.dtype[Any], nrows: int, filters: Filters,
-          chunkrows: int, sort_options: dict[str, Any]) -> tuple[int, int, int]:
-    """Sort the column into new arrays of ``group`` (and its firsts); return the count of
-    values, of non-NaN values and of positions holding their own row."""
-    file = group._file
-    rows_dtype = np.dtype(np.uint32 if nrows <= 1 << 32 else np.int64)
-    arrays = [
-        file.create_earray(group, name, Atom.from_dtype(kind_dtype), shape=(0,),
-                           filters=filters, chunkshape=(chunkrows,),
-                           expectedrows=max(nrows, 1))
-        for name, kind_dtype in (("sorted", dtype), ("rows", rows_dtype))
-    ]
-    piece_rows = max(1, DEFAULT_PIECE_ROWS // chunkrows) * chunkrows
+# ---------------------------------------------------------------------- finding indexes
+def open_index(table: Table, colpath: str, *, required: bool = False) -> ColumnIndex | None:
+    """The index of column ``colpath`` of ``table``, or None when it has none.
 
-    def read(lo: int, hi: int) -> AnyArray:
-        return np.asarray(column[lo:hi], dtype=dtype)
+    A group of another class there (PyTables 1.x's ``CINDEX``) is no index.
 
-    firsts: list[AnyArray] = []
-    non_nan = 0
-    position = 0
-    in_order = 0
-    for values, rows in sorted_pieces(read, nrows, piece_rows=piece_rows, **sort_options):
-        arrays[0].append(values)
-        arrays[1].append(rows.astype(rows_dtype))
-        firsts.append(values[(-position) % chunkrows::chunkrows])
-        non_nan += _non_nan(values)
-        if in_order == position:
-            in_order += _leading_in_order(rows, position)
-        position += len(values)
-    _write_firsts(group, np.concatenate(firsts) if firsts else np.empty(0, dtype=dtype))
-    return position, non_nan, in_order
-
-
-def _leading_in_order(rows: AnyArray, first: int) -> int:
-    """How many of ``rows`` (the row numbers at positions ``first ..``) lead with rows
-    ``first, first + 1, ...``: the positions that hold their own row."""
-    strays = np.flatnonzero(rows != np.arange(first, first + len(rows)))
-    return int(strays[0]) if len(strays) else len(rows)
-
-
-class _State(NamedTuple):
-    """What a column group's HS_INDEX attribute holds after the layout version."""
-
-    table_address: int
-    dirty: bool
-    nelements: int
-    nan_start: int
-    in_order: int  # positions 0 .. in_order - 1 hold rows 0 .. in_order - 1
-
-
-def _read_state(gid: Any) -> _State | None:
-    """The state of the index in column group ``gid``; None when the group holds no
-    complete index of a layout read here (one interrupted before its attributes, or
-    of a later layout)."""
-    try:
-        packed = read_vector_attribute(gid, STATE_ATTRIBUTE)
-    except KeyError:
-        return _read_layout_1_state(gid)
-    except TypeError:
+    Raises
+    ------
+    HDF5ExtError
+        If the index is malformed (or missing, with ``required``).
+    """
+    path = index_path(table._path, colpath)
+    gid = _open_group(table, path)
+    if gid is None or raw.read_string_attribute(gid, "CLASS") != "INDEX":
+        if required:
+            raise HDF5ExtError(f"no column index at {path}")
         return None
-    if packed.dtype.kind not in "iu" or len(packed) != 6 or packed[0] != HS_INDEX_VERSION:
-        return None
-    _, address, dirty, nelements, nan_start, in_order = (int(v) for v in packed)
-    if not 0 <= nan_start <= nelements:
-        return None
-    return _State(address, bool(dirty), nelements, nan_start,
-                  min(max(in_order, 0), nelements))
+    return ColumnIndex(table, colpath, gid, path)
 
 
-def _read_layout_1_state(gid: Any) -> _State | None:
-    """:func:`_read_state` of a layout 1 index (no positions in order recorded)."""
-    try:
-        if raw.read_int_attribute(gid, "HS_INDEX_VERSION") != 1:
-            return None
-        address, dirty, nelements, nan_start = (
-            raw.read_int_attribute(gid, name) for name in _LAYOUT_1_ATTRIBUTES[1:])
-    except (KeyError, TypeError):
-        return None
-    return _State(address, bool(dirty), nelements, nan_start, 0)
-
-
-def _write_state(gid: Any, state: _State) -> None:
-    """Write the HS_INDEX attribute of column group ``gid`` (dropping layout 1's)."""
-    if raw.has_attribute(gid, _LAYOUT_1_ATTRIBUTES[0]):
-        for name in _LAYOUT_1_ATTRIBUTES:
-            if raw.has_attribute(gid, name):
-                raw.delete_attribute(gid, name)
-    raw.write_attribute(gid, STATE_ATTRIBUTE, np.array([HS_INDEX_VERSION, *state],
-                                                       dtype=np.int64))
-
-
-def _string_attribute(gid: Any, name: str) -> str:
-    """A string attribute of an index group (KeyError when absent, TypeError when it is
-    not a string)."""
-    value = raw.read_string_attribute(gid, name)
-    if value is None:
-        raise KeyError(f"attribute {name!r} does not exist")
-    return value
-
-
-def _stored_index(table: Table, gid: Any, name: str, colpath: str | None
-                  ) -> tuple[str, _State] | None:
-    """The COLPATH and state of the column group ``gid`` (linked as ``name``) when it
-    holds a complete index of a layout read here, for ``table`` (of column ``colpath`` if
-    given); None otherwise."""
-    state = _read_state(gid)
-    if state is None:
-        return None  # not an index of ours, or one interrupted before its attributes
-    try:
-        stored = _string_attribute(gid, "COLPATH")
-    except (KeyError, TypeError, ValueError):
-        return None
-    if column_key(stored) != name or (colpath is not None and stored != colpath):
-        return None
-    if state.table_address != tree.object_address(table._h5id):
-        return None  # built for another table (not moved by hyperslab, or copied)
-    return stored, state
-
-
-def _open_child(table: Table, parent: Group, name: str, colpath: str | None
-                ) -> ColumnIndex | None:
-    """The index stored in group ``name`` of ``parent`` (of column ``colpath`` if given),
-    or None when that is not a complete index of a layout read here."""
-    if name not in parent:
-        return None
-    group = parent.get_child(name)
-    if not isinstance(group, Group):
-        return None
-    stored = _stored_index(table, group._h5id, name, colpath)
-    return None if stored is None else ColumnIndex(table, group, stored[0], state=stored[1])
-
-
-def _open_group_id(gid: Any, name: str) -> Any:
-    """The id of the group linked (hard) as ``name`` in ``gid``; None when there is no such
-    link; False when it is something else."""
-    kind = tree.link_kind(gid, name)
-    if kind is tree.Kind.UNKNOWN:
-        return None
-    if kind is not None:
-        return False  # a soft or external link
-    try:
-        oid = tree.open_child(gid, name)
-    except KeyError:
-        return False
-    return oid if tree.kind_of_id(oid) is tree.Kind.GROUP else False
-
-
-def _read_only_parent(table: Table) -> tuple[Any, str] | None:
-    """The id and path of the table's index group, opened without a node (read-only
-    files: no node of an index is ever needed there); None when there is none."""
+def _open_group(table: Table, path: str) -> Any:
+    """The id of the group at ``path``, below the table's parent group (opened without
+    nodes), or None."""
     parent = table.parent
-    name = index_group_name(table.name)
-    gid = _open_group_id(parent._h5id, name)
-    if gid is None:
-        return None
-    path = join_path(parent._path, name)
-    if gid is False:
-        raise TypeError(f"{path} is not a group, so it cannot hold the indexes of table "
-                        f"{table._path}")
-    return gid, path
-
-
-def _read_only_child(table: Table, parent: tuple[Any, str], name: str, colpath: str | None
-                     ) -> ColumnIndex | None:
-    """:func:`_open_child` without nodes, in the group of :func:`_read_only_parent`."""
-    gid = _open_group_id(parent[0], name)
-    if not gid:
-        return None
-    stored = _stored_index(table, gid, name, colpath)
-    if stored is None:
-        return None
-    return ColumnIndex(table, None, stored[0], gid=gid, path=join_path(parent[1], name),
-                       state=stored[1])
-
-
-# ---------------------------------------------------------------------- table level
-def column_index(table: Table, colpath: str) -> ColumnIndex | None:
-    """The stored index of column ``colpath`` of ``table``, or None (only that one is
-    opened)."""
-    if table._file.mode == "r":
-        found = _read_only_parent(table)
-        return None if found is None else _read_only_child(table, found, column_key(colpath),
-                                                           colpath)
-    parent = _table_group(table)
-    if parent is None:
-        return None
-    return _open_child(table, parent, column_key(colpath), colpath)
-
-
-def table_indexes(table: Table) -> dict[str, ColumnIndex]:
-    """Every stored index of ``table``, by column path name."""
-    found: dict[str, ColumnIndex] = {}
-    index: ColumnIndex | None
-    if table._file.mode == "r":
-        stored = _read_only_parent(table)
-        if stored is None:
-            return {}
-        for name in tree.list_links(stored[0]):
-            index = _read_only_child(table, stored, name, None)
-            if index is not None:
-                found[index.colpath] = index
-        return found
-    parent = _table_group(table)
-    if parent is None:
-        return {}
-    for name in parent._link_table():
-        index = _open_child(table, parent, name, None)
-        if index is not None:
-            found[index.colpath] = index
-    return found
-
-
-def remove_table_indexes(table: Table) -> None:
-    """Delete every index of ``table`` (its whole index group, AUTO_INDEX included)."""
-    parent = _table_group(table)
-    if parent is not None:
-        table._file.remove_node(parent, recursive=True)
-
-
-def auto_index(table: Table) -> bool:
-    """Whether the table's indexes follow its changes (``AUTO_INDEX``; True if unset)."""
-    parent = _table_group(table)
-    if parent is None or "AUTO_INDEX" not in parent.attrs:
-        return True
-    return bool(parent.attrs["AUTO_INDEX"])
-
-
-def set_auto_index(table: Table, value: bool) -> None:
-    """Store the table's ``AUTO_INDEX`` setting (creating its index group if needed)."""
-    table._file._check_writable()
-    parent = _table_group(table, create=True)
-    assert parent is not None
-    parent.attrs["AUTO_INDEX"] = bool(value)
-
-
-def index_path(table: Table, colpath: str) -> str:
-    """Where the index of column ``colpath`` of ``table`` is (or would be) stored."""
-    return join_path(join_path(table.parent._path, index_group_name(table.name)),
-                     column_key(colpath))
+    gid = parent._h5id
+    for part in path[len(parent._path):].strip("/").split("/"):
+        if tree.link_kind(gid, part) is not None:
+            return None  # absent, or a soft or external link
+        try:
+            gid = tree.open_child(gid, part)
+        except KeyError:
+            return None
+        if tree.kind_of_id(gid) is not tree.Kind.GROUP:
+            return None
+    return gid
 
 
 __all__ = [
-    "DEFAULT_INDEX_FILTERS",
-    "FIRSTS_ATTRIBUTE_BYTES",
-    "HS_INDEX_VERSION",
-    "INDEX_GROUP_PREFIX",
-    "IN_MEMORY_MERGE_ROWS",
-    "KINDS",
-    "STATE_ATTRIBUTE",
+    "TABLE_ADDRESS",
     "ColumnIndex",
-    "auto_index",
-    "chunk_rows_for",
-    "column_key",
-    "index_group_name",
-    "index_path",
-    "remove_table_indexes",
-    "set_auto_index",
-    "table_indexes",
+    "Run",
+    "State",
+    "open_index",
+    "read_state",
 ]

@@ -16,7 +16,7 @@ LEAF_CLASSES: dict[str, type[Leaf]] = {
     "ARRAY": Array,
     "IMAGE": Array,
     "CARRAY": CArray,
-    "CACHEARRAY": CArray,
+    "CACHEARRAY": EArray,
     "LASTROWARRAY": CArray,
     "EARRAY": EArray,
     "INDEXARRAY": EArray,

@@ -99,6 +99,9 @@ class Table(IndexedTable, Leaf):
         self._buffered = 0
         self._updating: set[Row] = set()  # iteration rows with unwritten Row.update()s
         self._nrows_stale = False  # the NROWS attribute lags behind appended rows
+        # Rows expected when the table was created in this session (PyTables'
+        # _v_expectedrows; new indexes are sized for it): the file's default otherwise.
+        self._expectedrows: int = file.params.expected_rows_table
 
     # ------------------------------------------------------------------ description
     @property

@@ -124,33 +124,43 @@ class Column(Reducible):
         return self.pathname in self.table._indexing.indexes
 
     def create_index(self, optlevel: int = 6, kind: str = "medium", filters: Any = None,
-                     tmp_dir: str | None = None, progress: Any = False) -> int:
+                     tmp_dir: str | None = None, _blocksizes: Any = None,
+                     _testmode: bool = False, _verbose: bool = False,
+                     progress: Any = False) -> int:
         """Index the column; return the number of rows indexed.
 
-        The index is a completely sorted copy of the column with each value's row number,
-        stored in hidden nodes beside the table (PyTables ignores them); it is built out of
-        core, in bounded memory (sorted runs spilled to ``tmp_dir`` and merged).  Queries
-        (:meth:`Table.where` and its siblings) use it for ranges on this column.
+        The index is stored in PyTables' own layout (a group ``_i_<table>`` beside the
+        table), so PyTables uses, updates and rebuilds it, and hyperslab those PyTables
+        builds.  The column is sorted out of core, in bounded memory (sorted runs spilled
+        to ``tmp_dir`` and merged), which makes every full index completely sorted (a
+        CSI).  Queries (:meth:`Table.where` and its siblings) use it for ranges on this
+        column.
 
         Parameters
         ----------
         optlevel : int
-            0 to 9, recorded as in PyTables (every level builds a complete sort).
+            0 to 9: PyTables' slice sizes and value reduction for that level.
         kind : {'ultralight', 'light', 'medium', 'full'}
-            Recorded as in PyTables; 'full' (with ``optlevel=9``: a CSI index) is what
-            :meth:`Table.read_sorted` and ``copy(sortby=...)`` require.
+            What the index records of each value: its bucket of rows (8, 16 or 32 bits),
+            or its row ('full', required by :meth:`Table.read_sorted` and
+            ``copy(sortby=...)``).
         filters : Filters, optional
-            Compression of the index (Blosc2 LZ4 by default).
+            Compression of the index (PyTables' default, zlib 1 with shuffle).
         tmp_dir : str, optional
             Where sorted runs go while a big index is built (the system's temp folder).
+        _blocksizes : tuple of 4 int, optional
+            PyTables' low-level ``(superblocksize, blocksize, slicesize, chunksize)``.
+        _testmode, _verbose : bool
+            Accepted for PyTables' signature; they change nothing.
         progress : bool or callable
-            Show a progress bar for long builds, or call ``progress(rows_done)``.
+            Show a progress bar for long builds, or call ``progress(rows_done)``
+            (hyperslab's own).
 
         Raises
         ------
         ValueError
             If the column is already indexed (use :meth:`reindex`), or for a bad
-            ``kind``/``optlevel``.
+            ``kind``/``optlevel``/``_blocksizes``.
         TypeError
             If the column cannot be indexed (complex, multidimensional cells).
         NotImplementedError
@@ -165,12 +175,15 @@ class Column(Reducible):
                              f"you want to re-create it, please, try with reindex() method "
                              f"better")
         return self.table._indexing.create(self.pathname, optlevel=optlevel, kind=kind,
-                                        filters=filters, tmp_dir=tmp_dir, progress=progress)
+                                           filters=filters, tmp_dir=tmp_dir,
+                                           blocksizes=_blocksizes, progress=progress)
 
     def create_csindex(self, filters: Any = None, tmp_dir: str | None = None,
-                       progress: Any = False) -> int:
+                       _blocksizes: Any = None, _testmode: bool = False,
+                       _verbose: bool = False, progress: Any = False) -> int:
         """Create a completely sorted index (CSI): ``create_index(9, 'full', ...)``."""
-        return self.create_index(9, "full", filters, tmp_dir, progress)
+        return self.create_index(9, "full", filters, tmp_dir, _blocksizes,
+                                 progress=progress)
 
     def reindex(self) -> None:
         """Rebuild the column's index from scratch (nothing happens if there is none)."""

@@ -140,6 +140,7 @@ def create_table(
         _write_table_attrs(dataset.dsid, descr, title)
     table: Table = file._finish_leaf(parent, name, Table, dataset)
     table._description_ = descr
+    table._expectedrows = int(expectedrows)
     if records is not None and len(records):
         table.append(records)
         table.flush()

@@ -1,17 +1,20 @@
 """Column indexes of a table: the bookkeeping (:class:`TableIndexes`) and the Table API
 (:class:`IndexedTable`, mixed into :class:`~hyperslab.nodes.table.Table`).
 
-Each indexed column has a :class:`~hyperslab.nodes.indexstore.ColumnIndex` (a completely
-sorted copy of the column with the row number of every value, in hidden nodes beside the
-table).  They are kept in step with the table as PyTables keeps its indexes:
+Each indexed column has a :class:`~hyperslab.nodes.indexstore.ColumnIndex`, stored in
+PyTables' own layout in the group ``_i_<table>`` beside the table, so that PyTables and
+hyperslab use, update and dirty each other's indexes.  They are kept in step with the
+table as PyTables keeps its indexes:
 
-* Appended rows are merged into the indexes when the table is flushed (or before the next
-  query) if :attr:`IndexedTable.autoindex` is on; otherwise the indexes become *dirty*.
+* Appended rows are added to the indexes (PyTables' ``Index.append``) when the table is
+  flushed (or before the next query) if :attr:`IndexedTable.autoindex` is on; otherwise
+  the indexes become *dirty*.
 * Modified or removed rows make the indexes of the columns concerned dirty at once (the
   flag is in the file, so an interrupted program never leaves a wrong index marked clean);
   with ``autoindex`` they are rebuilt before they are used again.
 * A dirty index, or one that does not cover the table's rows (another program appended
-  rows), is never used by a query: the query scans instead.
+  or removed rows and left the index as it was), is never used by a query: the query
+  scans instead.
 
 Sorted reads (:meth:`IndexedTable.read_sorted`, :meth:`IndexedTable.itersorted`) and sorted
 copies walk a column's index.
@@ -19,16 +22,21 @@ copies walk a column's index.
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Iterable, Iterator
 from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 
 from hyperslab._typing import AnyArray
-from hyperslab.nodes import indexstore
+from hyperslab.errors import OldIndexWarning
+from hyperslab.nodes import indexlayout
 from hyperslab.nodes.description import field_of
-from hyperslab.nodes.indexstore import ColumnIndex
+from hyperslab.nodes.group import Group
+from hyperslab.nodes.indexbuild import build_index
+from hyperslab.nodes.indexstore import ColumnIndex, open_index
 from hyperslab.nodes.tablecols import Column
+from hyperslab.storage import attributes as raw
 
 if TYPE_CHECKING:
     from hyperslab.nodes.table import Table
@@ -36,6 +44,10 @@ if TYPE_CHECKING:
 
 _SORTED_BATCH_ROWS = 1 << 16
 """Rows read at a time by sorted reads and iteration."""
+
+OLD_HYPERSLAB_PREFIX = "_p_hsindex_"
+"""Prefix of the groups of hyperslab's own index layout before PyTables' (never
+released): such a group is ignored, with an :class:`~hyperslab.errors.OldIndexWarning`."""
 
 _COPY_BATCH_BYTES = 64 << 20
 """Bytes of records read at a time by ``copy(sortby=...)``: rows in sorted order are spread
@@ -53,12 +65,13 @@ class TableIndexes:
         # all of them (None: the column has none).
         self._opened: dict[str, ColumnIndex | None] = {}
         self._syncing = False
+        self._warned = False
 
     @property
     def indexes(self) -> dict[str, ColumnIndex]:
         """Column pathname -> its stored index."""
         if self._indexes is None:
-            found = indexstore.table_indexes(self.table)
+            found = self._find_all()
             # The same objects as those opened one by one (they hold cached chunks).
             for colpath, index in self._opened.items():
                 if index is not None and colpath in found:
@@ -66,14 +79,66 @@ class TableIndexes:
             self._indexes = found
         return self._indexes
 
+    def _find_all(self) -> dict[str, ColumnIndex]:
+        """Every index of the table (PyTables: a column is indexed when its index group
+        exists), found by column."""
+        table = self.table
+        parent = table.parent
+        self._warn_old_layout(parent)
+        if self.group_name() not in parent:
+            return {}
+        found = {}
+        for colpath in table.colpathnames:
+            index = open_index(table, colpath)
+            if index is not None:
+                found[colpath] = index
+        return found
+
+    def _warn_old_layout(self, parent: Group) -> None:
+        name = OLD_HYPERSLAB_PREFIX + self.table.name
+        if not self._warned and name in parent:
+            self._warned = True
+            warnings.warn(f"{parent._path}/{name} holds indexes of table {self.table._path} "
+                          f"in a layout of hyperslab's that nothing reads any more; they "
+                          f"are ignored: remove that group and create the indexes again",
+                          OldIndexWarning, stacklevel=4)
+
+    def open(self, colpath: str) -> ColumnIndex | None:
+        """The index of ``colpath`` (only that one is opened when none are loaded yet)."""
+        if self._indexes is not None:
+            return self._indexes.get(colpath)
+        if colpath not in self._opened:
+            self._warn_old_layout(self.table.parent)
+            self._opened[colpath] = open_index(self.table, colpath)
+        return self._opened[colpath]
+
     def reload(self) -> None:
         """Forget the loaded indexes (the table moved: they are found again)."""
         self._indexes = None
         self._opened.clear()
 
     def group_name(self) -> str:
-        """The name of the hidden group beside the table that holds its indexes."""
-        return indexstore.index_group_name(self.table.name)
+        """The name of the group beside the table that holds its indexes."""
+        return indexlayout.container_name(self.table.name)
+
+    @property
+    def autoindex(self) -> bool:
+        """The table's ``AUTO_INDEX`` (its ``_i_`` group's attribute; True if unset)."""
+        table = self.table
+        path = indexlayout.container_path(table._path)
+        if path not in table._file:
+            return True
+        group = table._file.get_node(path)
+        if not raw.has_attribute(group._h5id, "AUTO_INDEX"):
+            return True
+        return bool(raw.read_attribute(group._h5id, "AUTO_INDEX"))
+
+    @autoindex.setter
+    def autoindex(self, value: bool) -> None:
+        table = self.table
+        table._check_writable_table()
+        group = indexlayout.ensure_container(table)
+        raw.write_int_attribute(group._h5id, "AUTO_INDEX", int(bool(value)), "int32")
 
     # ------------------------------------------------------------------ building
     def create(self, colpath: str, **options: Any) -> int:
@@ -81,13 +146,14 @@ class TableIndexes:
         table = self.table
         table._check_writable_table()
         table._ready()  # buffered rows first
-        index = ColumnIndex.build(table, colpath, **options)
+        index = build_index(table, colpath, **options)
         self.indexes[colpath] = index
         return index.nelements
 
     def rebuild(self, index: ColumnIndex) -> ColumnIndex:
-        """Build ``index`` again from the column, with the same kind, level and filters."""
-        rebuilt = ColumnIndex.build(self.table, index.colpath, kind=index.kind,
+        """Build ``index`` again from the column, with the same kind, level and filters
+        (and sizes for the rows now expected, as PyTables' reindex)."""
+        rebuilt = build_index(self.table, index.colpath, kind=index.kind,
                                     optlevel=index.optlevel, filters=index.filters)
         self.indexes[index.colpath] = rebuilt
         return rebuilt
@@ -136,33 +202,31 @@ class TableIndexes:
             return
         self._syncing = True
         try:
-            auto = indexstore.auto_index(table)
-            nrows = table._io.nrows
+            auto = self.autoindex
+            io = table._io
+            nrows = io.nrows
             for index in list(self.indexes.values()):
-                behind = index.nelements < nrows and not index.dirty
                 if not auto:
                     if index.nelements != nrows and not index.dirty:
                         index.dirty = True
-                elif index.dirty or index.nelements > nrows:
+                elif index.dirty or index.nelements > nrows or index.foreign:
                     self.rebuild(index)
-                elif behind:
-                    first = index.nelements
-                    records = table._io.read_span(first, nrows)
-                    index.append_rows(first, np.ascontiguousarray(
-                        field_of(records, index.colpath)))
+                elif index.nelements < nrows:
+                    def read(lo: int, hi: int, path: str = index.colpath) -> Any:
+                        return np.ascontiguousarray(field_of(io.read_span(lo, hi), path))
+
+                    index.catch_up(read, nrows)
         finally:
             self._syncing = False
 
     def usable(self, columns: Iterable[str] | None = None) -> dict[str, ColumnIndex]:
-        """The indexes a query may use now: clean and covering every row (of ``columns``
-        only, if given: on a read-only file, only those are opened)."""
+        """The indexes a query may use now: clean, covering every row and searchable (of
+        ``columns`` only, if given: on a read-only file, only those are opened)."""
         table = self.table
         found: dict[str, ColumnIndex] = {}
         if columns is not None and self._indexes is None and table._file.mode == "r":
             for colpath in columns:
-                if colpath not in self._opened:
-                    self._opened[colpath] = indexstore.column_index(table, colpath)
-                index = self._opened[colpath]
+                index = self.open(colpath)
                 if index is not None:
                     found[colpath] = index
         elif self.indexes:
@@ -171,7 +235,8 @@ class TableIndexes:
             wanted = None if columns is None else set(columns)
             found = {path: index for path, index in self.indexes.items()
                      if wanted is None or path in wanted}
-        return {path: index for path, index in found.items() if index.current}
+        return {path: index for path, index in found.items()
+                if index.current and index.searchable}
 
     # ------------------------------------------------------------------ sorted order
     def sortby_index(self, sortby: Any, check_csi: bool) -> ColumnIndex:
@@ -212,7 +277,7 @@ class TableIndexes:
         for begin in range(0, len(positions), batch):
             part = positions[begin : begin + batch]
             lo = min(part[0], part[-1])
-            block = index.rows(lo, max(part[0], part[-1]) + 1)
+            block = index.indices_at(lo, max(part[0], part[-1]) + 1)
             wanted = np.arange(part.start - lo, part.stop - lo, part.step)
             yield np.ascontiguousarray(block[wanted], dtype=np.int64)
 
@@ -273,13 +338,11 @@ class IndexedTable:
         When False, changing the table makes its indexes dirty; :meth:`reindex_dirty`
         brings them up to date.
         """
-        return indexstore.auto_index(self._indexing.table)
+        return self._indexing.autoindex
 
     @autoindex.setter
     def autoindex(self, value: bool) -> None:
-        table = self._indexing.table
-        table._check_writable_table()
-        indexstore.set_auto_index(table, bool(value))
+        self._indexing.autoindex = value
 
     def reindex(self) -> None:
         """Rebuild the index of every indexed column."""

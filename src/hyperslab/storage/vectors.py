@@ -65,6 +65,11 @@ class Vector:
     def __len__(self) -> int:
         return int(self._dsid.get_space().shape[0])
 
+    @property
+    def dsid(self) -> Any:
+        """The open dataset (its attributes are read through it)."""
+        return self._dsid
+
     def read(self, start: int, stop: int) -> AnyArray:
         """Elements ``start .. stop - 1``, in native byte order.
 
@@ -90,6 +95,104 @@ class Vector:
             except OSError as exc:
                 raise HDF5ExtError(f"cannot read elements {start}..{stop} of {self._name}: "
                                    f"{exc}") from exc
+        return out
+
+
+class Matrix:
+    """A 2-D dataset of numbers, booleans or fixed-length byte strings, read by runs of one
+    row or by whole rows (the ``sorted``, ``indices``, ``ranges`` and ``bounds`` arrays of
+    a PyTables index: one row per slice).
+
+    Parameters
+    ----------
+    dsid : h5py.h5d.DatasetID
+        The open dataset.
+    name : str
+        What error messages call it (e.g. its path).
+
+    Raises
+    ------
+    TypeError
+        If ``dsid`` is not a 2-D dataset of the types a :class:`Vector` reads.
+
+    Examples
+    --------
+    >>> import h5py, numpy as np, tempfile, os
+    >>> path = os.path.join(tempfile.mkdtemp(), "m.h5")
+    >>> with h5py.File(path, "w") as f:
+    ...     _ = f.create_dataset("m", data=np.arange(12, dtype=">u2").reshape(3, 4))
+    >>> with h5py.File(path, "r") as f:
+    ...     m = Matrix(f["m"].id, "/m")
+    ...     print(m.shape, m.dtype, m.read_row(1, 1, 3), m.read_rows(2, 3).tolist())
+    (3, 4) uint16 [5 6] [[8, 9, 10, 11]]
+    """
+
+    __slots__ = ("_dsid", "_mtype", "_name", "chunks", "dtype", "shape")
+
+    def __init__(self, dsid: Any, name: str) -> None:
+        self._name = name
+        if not isinstance(dsid, h5d.DatasetID):
+            raise TypeError(f"{name} is not a dataset")
+        space = dsid.get_space()
+        if space.get_simple_extent_ndims() != 2:
+            raise TypeError(f"{name} is not two-dimensional")
+        self._dsid = dsid
+        self.shape: tuple[int, int] = (int(space.shape[0]), int(space.shape[1]))
+        self.dtype: np.dtype[Any]
+        self.dtype, self._mtype = _memory_type(dsid.get_type(), name)
+        dcpl = dsid.get_create_plist()
+        chunked = dcpl.get_layout() == h5d.CHUNKED
+        self.chunks: tuple[int, ...] | None = tuple(dcpl.get_chunk()) if chunked else None
+
+    @property
+    def dsid(self) -> Any:
+        """The open dataset."""
+        return self._dsid
+
+    def read_row(self, row: int, start: int, stop: int) -> AnyArray:
+        """Elements ``start .. stop - 1`` of row ``row``, in native byte order.
+
+        Raises
+        ------
+        IndexError
+            If they are not within the dataset.
+        HDF5ExtError
+            If HDF5 cannot read them (a corrupt chunk, a missing filter...).
+        """
+        row, start, stop = int(row), int(start), int(stop)
+        nrows, ncols = self.shape
+        if not (0 <= row < nrows and 0 <= start <= stop <= ncols):
+            raise IndexError(f"row {row}, elements {start}..{stop} are not within the "
+                             f"{nrows} x {ncols} of {self._name}")
+        return self._read((row, start), (1, stop - start)).reshape(stop - start)
+
+    def read_rows(self, start: int, stop: int) -> AnyArray:
+        """Rows ``start .. stop - 1``, whole, in native byte order.
+
+        Raises
+        ------
+        IndexError
+            If they are not within the dataset.
+        HDF5ExtError
+            If HDF5 cannot read them.
+        """
+        start, stop = int(start), int(stop)
+        nrows, ncols = self.shape
+        if not 0 <= start <= stop <= nrows:
+            raise IndexError(f"rows {start}..{stop} are not within the {nrows} of "
+                             f"{self._name}")
+        return self._read((start, 0), (stop - start, ncols))
+
+    def _read(self, offset: tuple[int, int], count: tuple[int, int]) -> AnyArray:
+        out = np.empty(count, dtype=self.dtype)
+        if out.size:
+            fspace = self._dsid.get_space()
+            fspace.select_hyperslab(offset, count)
+            try:
+                self._dsid.read(h5s.create_simple(count), fspace, out, mtype=self._mtype)
+            except OSError as exc:
+                raise HDF5ExtError(f"cannot read {count} elements at {offset} of "
+                                   f"{self._name}: {exc}") from exc
         return out
 
 
@@ -151,4 +254,4 @@ def read_vector_attribute(oid: Any, name: str) -> AnyArray:
     return out
 
 
-__all__ = ["Vector", "read_vector_attribute"]
+__all__ = ["Matrix", "Vector", "read_vector_attribute"]
