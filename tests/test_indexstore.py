@@ -219,7 +219,7 @@ def _stored_firsts(index: ColumnIndex) -> np.ndarray:
     group = index._group
     in_attribute = "FIRSTS" in group._v_attrs._f_list("all")
     assert in_attribute != ("firsts" in group)
-    firsts = group._v_attrs["FIRSTS"] if in_attribute else group.get_child("firsts")[:]
+    firsts = group._v_attrs["FIRSTS"] if in_attribute else group._f_get_child("firsts")[:]
     assert in_attribute == (firsts.nbytes <= indexstore.FIRSTS_ATTRIBUTE_BYTES)
     return np.asarray(firsts)
 
@@ -239,7 +239,7 @@ def _check_index(index: ColumnIndex, column: np.ndarray) -> None:
     strays = np.flatnonzero(order != np.arange(len(order)))
     in_order = int(strays[0]) if len(strays) else len(order)
     assert index._in_order == in_order
-    state = index._group.attrs["HS_INDEX"]
+    state = index._group._v_attrs["HS_INDEX"]
     assert state.tolist() == [2, index._table_address, int(index.dirty), len(column),
                               index.nan_start, in_order]
 
@@ -419,8 +419,8 @@ def test_index_metadata_persists_and_repr(tmp_path: Path) -> None:
                                                                          True)
         assert full.nelements == 100 and not full.stale
         group = f.get_node("/_p_hsindex_t/f8")
-        assert group.attrs["HS_INDEX"][0] == 2 and group.attrs["COLPATH"] == "f8"
-        assert "HS_INDEX_VERSION" not in group.attrs
+        assert group._v_attrs["HS_INDEX"][0] == 2 and group._v_attrs["COLPATH"] == "f8"
+        assert "HS_INDEX_VERSION" not in group._v_attrs
         assert full.positions(None, True, None, True) == (0, full.nan_start)
         with pytest.raises(FileModeError):
             light.dirty = False
@@ -448,7 +448,7 @@ def test_build_replaces_an_index_and_failures_leave_the_old_one(
             ColumnIndex.build(table, "i4", kind="light")
         with pytest.raises(OSError, match="disk full"):
             ColumnIndex.build(table, "f8")
-        assert list(f.get_node("/_p_hsindex_t")._link_table()) == ["i4"]
+        assert list(f.get_node("/_p_hsindex_t")._g_link_table()) == ["i4"]
         kept = table_indexes(table)["i4"]
         assert kept.kind == "full"
         _check_index(kept, records["i4"])
@@ -486,7 +486,8 @@ class _Prefix:
     def __init__(self, table: Any, nrows: int) -> None:
         self._table = table
         self.nrows = nrows
-        self._file, self._path, self._h5id = table._file, table._path, table._h5id
+        self._v_file, self._v_pathname = table._v_file, table._v_pathname
+        self._g_h5id = table._g_h5id
         self.name, self.cols = table.name, table.cols
 
     @property
@@ -753,8 +754,8 @@ def test_indexes_are_hidden_from_hyperslab_and_pytables(tmp_path: Path) -> None:
         table = f.create_table(group, "t", repack_fields(records[["f8", "i4", "s", "nest"]]))
         for colpath in ("f8", "s", "nest/x"):
             ColumnIndex.build(table, colpath)
-        assert [n.path for n in f.list_nodes("/g")] == ["/g/t"]
-        assert [n.path for n in f.walk_nodes("/")] == ["/", "/g", "/g/t"]
+        assert [n._v_pathname for n in f.list_nodes("/g")] == ["/g/t"]
+        assert [n._v_pathname for n in f.walk_nodes("/")] == ["/", "/g", "/g/t"]
     with tables.open_file(path) as f:  # warnings are errors here
         assert [n._v_pathname for n in f.walk_nodes("/")] == ["/", "/g", "/g/t"]
         assert [n._v_pathname for n in f.list_nodes("/g")] == ["/g/t"]

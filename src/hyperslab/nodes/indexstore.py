@@ -169,7 +169,7 @@ def _indexable_column(table: Table, colpath: str) -> Column:
     from hyperslab.nodes.tablecols import Column
 
     column = table.cols._f_col(colpath)  # KeyError naming the column
-    where = f"column {colpath!r} of table {table._path}"
+    where = f"column {colpath!r} of table {table._v_pathname}"
     if not isinstance(column, Column):
         raise TypeError(f"{where} is a nested group of columns and cannot be indexed")
     dtype = column.dtype
@@ -187,19 +187,19 @@ def _new_group(table: Table, parent: Group, name: str, title: str) -> Group:
     with warnings.catch_warnings():
         # Index node names ('info.x', a column called 'name') need no natural naming.
         warnings.simplefilter("ignore", NaturalNameWarning)
-        return table._file.create_group(parent, name, title)
+        return table._v_file.create_group(parent, name, title)
 
 
 def _rename(table: Table, group: Group, name: str) -> None:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", NaturalNameWarning)
-        table._file.rename_node(group, name)
+        table._v_file.rename_node(group, name)
 
 
 def _remove_child(group: Group, name: str) -> None:
     """Remove child ``name`` of ``group`` (recursively) if there is one."""
     if name in group:
-        group._file.remove_node(group.get_child(name), recursive=True)
+        group._v_file.remove_node(group._f_get_child(name), recursive=True)
 
 
 def _table_group(table: Table, create: bool = False) -> Group | None:
@@ -207,14 +207,14 @@ def _table_group(table: Table, create: bool = False) -> Group | None:
     parent = table.parent
     name = index_group_name(table.name)
     if name in parent:
-        group = parent.get_child(name)
+        group = parent._f_get_child(name)
         if not isinstance(group, Group):
-            raise TypeError(f"{group._path} is not a group, so it cannot hold the indexes "
-                            f"of table {table._path}")
+            raise TypeError(f"{group._v_pathname} is not a group, so it cannot hold the indexes "
+                            f"of table {table._v_pathname}")
         return group
     if not create:
         return None
-    return _new_group(table, parent, name, f"hyperslab indexes of table {table._path}")
+    return _new_group(table, parent, name, f"hyperslab indexes of table {table._v_pathname}")
 
 
 def _non_nan(values: AnyArray) -> int:
@@ -312,10 +312,10 @@ class ColumnIndex:
               state: _State | None = None) -> None:
         """Read the index in ``group`` (``colpath`` and ``state``: its COLPATH and
         state, when the caller has already read them)."""
-        gid = group._h5id
+        gid = group._g_h5id
         if colpath is None:
             colpath = _string_attribute(gid, "COLPATH")
-        self._adopt(gid, group, group._path, colpath, state)
+        self._adopt(gid, group, group._v_pathname, colpath, state)
 
     def _adopt(self, gid: Any, group: Group | None, path: str, colpath: str,
                state: _State | None = None) -> None:
@@ -358,7 +358,7 @@ class ColumnIndex:
         """The node of the index's column group (loaded when first needed)."""
         group = self._group_
         if group is None:
-            group = self._group_ = self._table._file._get_group(self._group_path)
+            group = self._group_ = self._table._v_file._get_group(self._group_path)
         return group
 
     def _open_arrays(self) -> tuple[Vector, int, np.dtype[Any]]:
@@ -414,14 +414,14 @@ class ColumnIndex:
     @property
     def _sorted(self) -> EArray:
         """The node of the sorted values (changes go through it)."""
-        node = self._group.get_child("sorted")
+        node = self._group._f_get_child("sorted")
         assert isinstance(node, EArray)
         return node
 
     @property
     def _rows(self) -> EArray:
         """The node of the row numbers (changes go through it)."""
-        node = self._group.get_child("rows")
+        node = self._group._f_get_child("rows")
         assert isinstance(node, EArray)
         return node
 
@@ -504,7 +504,7 @@ class ColumnIndex:
         elif (isinstance(chunkrows, bool) or not isinstance(chunkrows, (int, np.integer))
               or chunkrows < 1):
             raise ValueError(f"chunkrows must be a positive integer, not {chunkrows!r}")
-        file = table._file
+        file = table._v_file
         file._check_writable()
         # Rows still in the append buffer go to the file now, not while the index is built
         # (writing them may bring the table's other indexes up to date).
@@ -512,7 +512,7 @@ class ColumnIndex:
         nrows = table.nrows
         if run_rows is None:
             run_rows = run_rows_for(dtype)
-        label = f"indexing {table._path}.cols.{colpath.replace('/', '.')}"
+        label = f"indexing {table._v_pathname}.cols.{colpath.replace('/', '.')}"
         report = _progress_for(progress, label, nrows, run_rows)
         new_parent = _table_group(table) is None
         parent = _table_group(table, create=True)
@@ -525,11 +525,11 @@ class ColumnIndex:
             nelements, non_nan, in_order = _fill(
                 group, column, dtype, nrows, filters, int(chunkrows),
                 dict(run_rows=run_rows, tmp_dir=tmp_dir, progress=report))
-            attrs = group.attrs
+            attrs = group._v_attrs
             attrs["COLPATH"] = colpath
             attrs["KIND"] = kind
             attrs["OPTLEVEL"] = optlevel
-            _write_state(group._h5id, _State(tree.object_address(table._h5id), False,
+            _write_state(group._g_h5id, _State(tree.object_address(table._g_h5id), False,
                                              nelements, non_nan, in_order))
         except BaseException:
             file.remove_node(parent if new_parent else group, recursive=True)
@@ -602,13 +602,13 @@ class ColumnIndex:
 
     @dirty.setter
     def dirty(self, value: bool) -> None:
-        self._table._file._check_writable()
+        self._table._v_file._check_writable()
         self._dirty = bool(value)
         self._save_state()
 
     def _save_state(self) -> None:
         """Write the index's state (its HS_INDEX attribute, replacing layout 1's)."""
-        _write_state(self._group._h5id, _State(self._table_address, self._dirty,
+        _write_state(self._group._g_h5id, _State(self._table_address, self._dirty,
                                                 self._nelements, self._nan_start,
                                                 self._in_order))
 
@@ -628,7 +628,7 @@ class ColumnIndex:
     def size_on_disk(self) -> int:
         """Bytes the index's arrays take in the file."""
         group = self._group
-        firsts = group.get_child("firsts") if "firsts" in group else None
+        firsts = group._f_get_child("firsts") if "firsts" in group else None
         return int(self._sorted.size_on_disk + self._rows.size_on_disk
                    + getattr(firsts, "size_on_disk", 0))
 
@@ -799,7 +799,7 @@ class ColumnIndex:
             If ``first_row`` is not :attr:`nelements` or ``values`` is not 1-D or does not
             convert to the column's dtype.
         """
-        self._table._file._check_writable()
+        self._table._v_file._check_writable()
         if first_row != self._nelements:
             raise ValueError(f"rows appended to the index of {self._colpath!r} must start at "
                              f"row {self._nelements} (the rows indexed), not {first_row!r}")
@@ -857,14 +857,14 @@ class ColumnIndex:
     def remove(self) -> None:
         """Delete the index from the file (and the table's index group once it holds
         nothing: no other index and no AUTO_INDEX setting)."""
-        file = self._table._file
+        file = self._table._v_file
         file._check_writable()
-        parent = self._group.parent
+        parent = self._group._v_parent
         self._arrays = self._rows_vector_ = None  # the datasets go with the group
         self._firsts_ = None
         file.remove_node(self._group, recursive=True)
         self._clear_chunks()
-        if not parent._link_table() and "AUTO_INDEX" not in parent.attrs:
+        if not parent._g_link_table() and "AUTO_INDEX" not in parent._v_attrs:
             file.remove_node(parent, recursive=True)
 
     # ------------------------------------------------------------------ reprs
@@ -886,21 +886,21 @@ def _write_firsts(group: Group, firsts: AnyArray) -> None:
     """(Re)write the firsts of a column index group: its FIRSTS attribute, or its
     ``firsts`` array when they take more than :data:`FIRSTS_ATTRIBUTE_BYTES`."""
     _remove_child(group, "firsts")
-    gid = group._h5id
+    gid = group._g_h5id
     if raw.has_attribute(gid, "FIRSTS"):
         raw.delete_attribute(gid, "FIRSTS")
     firsts = np.ascontiguousarray(firsts)
     if firsts.nbytes <= FIRSTS_ATTRIBUTE_BYTES:
         raw.write_attribute(gid, "FIRSTS", firsts)
     else:
-        group._file.create_array(group, "firsts", firsts)
+        group._v_file.create_array(group, "firsts", firsts)
 
 
 def _fill(group: Group, column: Column, dtype: np.dtype[Any], nrows: int, filters: Filters,
           chunkrows: int, sort_options: dict[str, Any]) -> tuple[int, int, int]:
     """Sort the column into new arrays of ``group`` (and its firsts); return the count of
     values, of non-NaN values and of positions holding their own row."""
-    file = group._file
+    file = group._v_file
     rows_dtype = np.dtype(np.uint32 if nrows <= 1 << 32 else np.int64)
     arrays = [
         file.create_earray(group, name, Atom.from_dtype(kind_dtype), shape=(0,),
@@ -1010,7 +1010,7 @@ def _stored_index(table: Table, gid: Any, name: str, colpath: str | None
         return None
     if column_key(stored) != name or (colpath is not None and stored != colpath):
         return None
-    if state.table_address != tree.object_address(table._h5id):
+    if state.table_address != tree.object_address(table._g_h5id):
         return None  # built for another table (not moved by hyperslab, or copied)
     return stored, state
 
@@ -1021,10 +1021,10 @@ def _open_child(table: Table, parent: Group, name: str, colpath: str | None
     or None when that is not a complete index of a layout read here."""
     if name not in parent:
         return None
-    group = parent.get_child(name)
+    group = parent._f_get_child(name)
     if not isinstance(group, Group):
         return None
-    stored = _stored_index(table, group._h5id, name, colpath)
+    stored = _stored_index(table, group._g_h5id, name, colpath)
     return None if stored is None else ColumnIndex(table, group, stored[0], state=stored[1])
 
 
@@ -1048,13 +1048,13 @@ def _read_only_parent(table: Table) -> tuple[Any, str] | None:
     files: no node of an index is ever needed there); None when there is none."""
     parent = table.parent
     name = index_group_name(table.name)
-    gid = _open_group_id(parent._h5id, name)
+    gid = _open_group_id(parent._g_h5id, name)
     if gid is None:
         return None
-    path = join_path(parent._path, name)
+    path = join_path(parent._v_pathname, name)
     if gid is False:
         raise TypeError(f"{path} is not a group, so it cannot hold the indexes of table "
-                        f"{table._path}")
+                        f"{table._v_pathname}")
     return gid, path
 
 
@@ -1075,7 +1075,7 @@ def _read_only_child(table: Table, parent: tuple[Any, str], name: str, colpath: 
 def column_index(table: Table, colpath: str) -> ColumnIndex | None:
     """The stored index of column ``colpath`` of ``table``, or None (only that one is
     opened)."""
-    if table._file.mode == "r":
+    if table._v_file.mode == "r":
         found = _read_only_parent(table)
         return None if found is None else _read_only_child(table, found, column_key(colpath),
                                                            colpath)
@@ -1089,7 +1089,7 @@ def table_indexes(table: Table) -> dict[str, ColumnIndex]:
     """Every stored index of ``table``, by column path name."""
     found: dict[str, ColumnIndex] = {}
     index: ColumnIndex | None
-    if table._file.mode == "r":
+    if table._v_file.mode == "r":
         stored = _read_only_parent(table)
         if stored is None:
             return {}
@@ -1101,7 +1101,7 @@ def table_indexes(table: Table) -> dict[str, ColumnIndex]:
     parent = _table_group(table)
     if parent is None:
         return {}
-    for name in parent._link_table():
+    for name in parent._g_link_table():
         index = _open_child(table, parent, name, None)
         if index is not None:
             found[index.colpath] = index
@@ -1112,28 +1112,28 @@ def remove_table_indexes(table: Table) -> None:
     """Delete every index of ``table`` (its whole index group, AUTO_INDEX included)."""
     parent = _table_group(table)
     if parent is not None:
-        table._file.remove_node(parent, recursive=True)
+        table._v_file.remove_node(parent, recursive=True)
 
 
 def auto_index(table: Table) -> bool:
     """Whether the table's indexes follow its changes (``AUTO_INDEX``; True if unset)."""
     parent = _table_group(table)
-    if parent is None or "AUTO_INDEX" not in parent.attrs:
+    if parent is None or "AUTO_INDEX" not in parent._v_attrs:
         return True
-    return bool(parent.attrs["AUTO_INDEX"])
+    return bool(parent._v_attrs["AUTO_INDEX"])
 
 
 def set_auto_index(table: Table, value: bool) -> None:
     """Store the table's ``AUTO_INDEX`` setting (creating its index group if needed)."""
-    table._file._check_writable()
+    table._v_file._check_writable()
     parent = _table_group(table, create=True)
     assert parent is not None
-    parent.attrs["AUTO_INDEX"] = bool(value)
+    parent._v_attrs["AUTO_INDEX"] = bool(value)
 
 
 def index_path(table: Table, colpath: str) -> str:
     """Where the index of column ``colpath`` of ``table`` is (or would be) stored."""
-    return join_path(join_path(table.parent._path, index_group_name(table.name)),
+    return join_path(join_path(table.parent._v_pathname, index_group_name(table.name)),
                      column_key(colpath))
 
 

@@ -132,7 +132,7 @@ class TableIndexes:
         appended rows (or rebuild dirty indexes) when it is on, mark them dirty when off.
         Called once the table's buffered rows are written (flush, before reads)."""
         table = self.table
-        if self._syncing or table._file.mode == "r" or not self.indexes:
+        if self._syncing or table._v_file.mode == "r" or not self.indexes:
             return
         self._syncing = True
         try:
@@ -158,7 +158,7 @@ class TableIndexes:
         only, if given: on a read-only file, only those are opened)."""
         table = self.table
         found: dict[str, ColumnIndex] = {}
-        if columns is not None and self._indexes is None and table._file.mode == "r":
+        if columns is not None and self._indexes is None and table._v_file.mode == "r":
             for colpath in columns:
                 if colpath not in self._opened:
                     self._opened[colpath] = indexstore.column_index(table, colpath)
@@ -187,7 +187,7 @@ class TableIndexes:
         table = self.table
         column = table.cols._f_col(sortby) if isinstance(sortby, str) else sortby
         if not isinstance(column, Column) or column.table is not table:
-            raise TypeError(f"`sortby` can only be a `Column` of {table._path} or a column "
+            raise TypeError(f"`sortby` can only be a `Column` of {table._v_pathname} or a column "
                             f"name, but you passed an object of type: {type(sortby)}")
         pathname = column.pathname
         index = self.usable().get(pathname)
@@ -195,10 +195,10 @@ class TableIndexes:
             state = ("its index is dirty" if pathname in self.indexes and index is None
                      else "it has no 'full' index")
             raise ValueError(f"Field `{pathname}` must have associated a 'full' index in "
-                             f"table `{table._path}` ({state})")
+                             f"table `{table._v_pathname}` ({state})")
         if check_csi and not index.is_csi:
             raise ValueError(f"Field `{pathname}` must have associated a CSI index in "
-                             f"table `{table._path}`, but the existing one is not")
+                             f"table `{table._v_pathname}`, but the existing one is not")
         return index
 
     def sorted_rows(self, index: ColumnIndex, start: int | None, stop: int | None,
