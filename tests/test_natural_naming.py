@@ -168,6 +168,52 @@ def test_missing_child_errors_as_pytables(tmp_path: Path) -> None:
                 assert not hasattr(group, name)
 
 
+@pytest.mark.parametrize("lib", ["hyperslab", "tables"])
+def test_python_attributes_on_groups(tmp_path: Path, lib: str) -> None:
+    """``group.foo = value`` sets a Python attribute: with a NaturalNameWarning when a
+    visible child ``foo`` exists (PyTables: once it has listed the children), which natural
+    naming then no longer reaches until the attribute is deleted; ``del group.child``
+    removes no node."""
+    module = LIBS[lib]
+    path = tmp_path / "f.h5"
+    with module.open_file(str(path), "w") as f:
+        group = f.create_group("/", "g")
+        f.create_array(group, "foo", np.arange(3))
+        f.create_array(group, "_p_hidden", np.arange(2))
+    with module.open_file(str(path), "a") as f:
+        group = f.root.g
+        assert "foo" in group._v_children  # PyTables warns once it has listed children
+        with pytest.warns(module.NaturalNameWarning,
+                          match="group ``/g`` already has a child node named ``foo``"):
+            group.foo = 1
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            group.bar = 2  # no child of that name
+            group._p_hidden = 3  # a hidden child: natural naming does not list it
+        assert (group.foo, group.bar, group._p_hidden) == (1, 2, 3)
+        np.testing.assert_array_equal(group._f_get_child("foo").read(), np.arange(3))
+        del group.foo
+        np.testing.assert_array_equal(group.foo.read(), np.arange(3))
+        with pytest.raises(AttributeError) as caught:
+            del group.foo
+        assert str(caught.value).endswith(
+            "object has no attribute 'foo' (use ``node._f_remove()`` if you want to remove "
+            "a node)"
+        )
+        assert "foo" in group
+
+
+@pytest.mark.parametrize("lib", ["hyperslab", "tables"])
+def test_dir_lists_children_named_as_identifiers(tmp_path: Path, lib: str) -> None:
+    module = LIBS[lib]
+    with module.open_file(str(tmp_path / "f.h5"), "w") as f:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", module.NaturalNameWarning)
+            for name in ("name", "not valid", "copy"):
+                f.create_group("/", name)
+        assert {"name", "copy"} <= set(dir(f.root)) and "not valid" not in dir(f.root)
+
+
 LEAF_PLAIN = ("name", "title", "attrs", "filters", "copy", "move", "remove", "rename",
               "close", "chunkshape", "shape", "nrows", "read")
 """Plain members PyTables' leaves have, and ours keep."""

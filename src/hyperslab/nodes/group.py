@@ -9,11 +9,12 @@ child of that name, as in PyTables.  A child whose name is a member's is still r
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Iterator, Mapping
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from hyperslab.codecs.filters import Filters
-from hyperslab.errors import NoSuchNodeError
+from hyperslab.errors import NaturalNameWarning, NoSuchNodeError
 from hyperslab.nodes.naming import is_hidden_name, join_path, normalize_path
 from hyperslab.nodes.node import Node
 from hyperslab.storage import attributes as raw
@@ -22,6 +23,10 @@ from hyperslab.storage.tree import Kind
 
 if TYPE_CHECKING:
     from hyperslab.nodes.file import File
+
+_MEMBER_PREFIXES = ("_v_", "_f_", "_g_", "_c_", "__")
+"""PyTables' reserved forms, those of a group's own members (setting one looks for no child)."""
+
 
 class Group(Node):
     """A group: a node holding other nodes.
@@ -118,6 +123,32 @@ class Group(Node):
                 f"group ``{self._v_pathname}`` does not have a child named ``{name}``"
             ) from None
 
+    def __setattr__(self, name: str, value: Any) -> None:
+        """Set a Python attribute (never a child nor a node attribute).
+
+        As in PyTables, a :class:`NaturalNameWarning` says when a visible child of that
+        name exists: natural naming gives the attribute from then on (until it is deleted),
+        and the child is still reached with ``group[name]``.
+        """
+        if (not name.startswith(_MEMBER_PREFIXES) and self._v_isopen
+                and name in self._g_visible_names()):
+            warnings.warn(
+                f"group ``{self._v_pathname}`` already has a child node named ``{name}``; "
+                f"you will not be able to use natural naming to access the child node",
+                NaturalNameWarning,
+                stacklevel=2,
+            )
+        object.__setattr__(self, name, value)
+
+    def __delattr__(self, name: str) -> None:
+        """Delete a Python attribute; a child is removed with ``_f_remove`` instead."""
+        try:
+            super().__delattr__(name)
+        except AttributeError as exc:
+            raise AttributeError(
+                f"{exc} (use ``node._f_remove()`` if you want to remove a node)"
+            ) from exc
+
     def __getitem__(self, key: str) -> Node:
         """Return the descendant at relative path ``key`` (``group["a/b"]``)."""
         if not isinstance(key, str):
@@ -143,7 +174,9 @@ class Group(Node):
         return True
 
     def __dir__(self) -> list[str]:
-        return sorted(set(super().__dir__()) | set(self._g_visible_names()))
+        """The members, and the visible children natural naming reaches (PyTables)."""
+        children = [n for n in self._g_visible_names() if n.isidentifier()]
+        return sorted(set(super().__dir__()) | set(children))
 
     def _g_children_view(self, kind: str) -> ChildrenView:
         """A read-only mapping name -> node over one kind of child.
