@@ -84,7 +84,7 @@ class FakeTable:
                  block: int = 7, defaults: np.ndarray | None = None) -> None:
         self.data = data
         self.path = path
-        self._file = file if file is not None else FakeFile()
+        self._v_file = file if file is not None else FakeFile()
         self.block = block
         self.description = None
         self.flushes = 0
@@ -148,7 +148,7 @@ class FakeTable:
 
     def _append_records(self, records: np.ndarray) -> None:
         assert records.dtype == self.dtype
-        self._file._check_writable()
+        self._v_file._check_writable()
         self.data = np.concatenate([self.data, records])
 
     def _default_record(self) -> np.ndarray:
@@ -272,7 +272,7 @@ def test_column_of_another_table(table: FakeTable) -> None:
     same_path_other_file = FakeTable(make_data(), path="/t")
     with pytest.raises(ValueError, match="not part of table"):
         resolve_operands(table, "c > 0", {"c": same_path_other_file.colinstances["f8"]}, None)
-    same_file = FakeTable(make_data(), path="/t", file=table._file)  # another handle
+    same_file = FakeTable(make_data(), path="/t", file=table._v_file)  # another handle
     ops = resolve_operands(table, "c > 0", {"c": same_file.colinstances["f8"]}, None)
     assert ops["c"].pathname == "f8"
 

@@ -80,7 +80,7 @@ class Hierarchy(RuleBasedStateMachine):
         for p in [p for p in self.model if p == path or p.startswith(path + "/")]:
             del self.model[p]
             node = self.held.pop(p, None)
-            assert node is None or not node.isopen
+            assert node is None or not node._v_isopen
 
     @rule()
     def reopen(self) -> None:
@@ -90,7 +90,7 @@ class Hierarchy(RuleBasedStateMachine):
 
     @invariant()
     def tree_matches_model(self) -> None:
-        walked = {n.path: n for n in self.file}
+        walked = {n._v_pathname: n for n in self.file}
         assert set(walked) == set(self.model)
         for path, value in self.model.items():
             node = walked[path]
@@ -99,7 +99,7 @@ class Hierarchy(RuleBasedStateMachine):
             else:
                 assert node[0] == value
         for path, node in self.held.items():
-            assert node.path == path and node.isopen
+            assert node._v_pathname == path and node._v_isopen
             assert self.file.get_node(path) is node
 
 

@@ -568,7 +568,7 @@ def test_read_only_queries_load_no_index_nodes(tmp_path: Path, force_index: list
         assert len(force_index) == 1
         assert table._description_ is None  # names and dtypes suffice, not the defaults
         assert table.read_sorted("i")["i"].tolist() == sorted(data["i"].tolist())
-        loaded = [node._path for node in f._cache.live_nodes()]
+        loaded = [node._v_pathname for node in f._cache.live_nodes()]
         assert loaded == ["/t"]
 
 

@@ -637,7 +637,7 @@ def test_build_replaces_an_index_and_failures_leave_the_old_one(
             build_index(table, "i4", kind="light")
         with pytest.raises(OSError, match="disk full"):
             build_index(table, "f8")
-        assert sorted(f.get_node("/_i_t")._link_table()) == ["i4"]
+        assert sorted(f.get_node("/_i_t")._g_link_table()) == ["i4"]
         assert _index(table, "i4").kind == "full"
     _check_invariants(tmp_path / "t.h5", "/t", "i4", records["i4"], 200)
 
@@ -664,7 +664,7 @@ def test_build_rejects_bad_arguments(tmp_path: Path, args: dict[str, Any], error
         options: dict[str, Any] = {"colpath": "f8"} | args
         with pytest.raises(error, match=match):
             build_index(table, options.pop("colpath"), **options)
-        assert "_i_t" not in f.root or not f.get_node("/_i_t")._link_table()
+        assert "_i_t" not in f.root or not f.get_node("/_i_t")._g_link_table()
 
 
 def test_progress_bar_on_stderr(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
@@ -728,7 +728,7 @@ def test_indexes_are_hidden_from_hyperslab_and_pytables(tmp_path: Path) -> None:
         table = f.create_table(group, "t", records[["f8", "i4", "s", "nest"]])
         for colpath in ("f8", "s", "nest/x"):
             build_index(table, colpath)
-        assert [n.path for n in f.walk_nodes("/")] == ["/", "/g", "/g/t"]
+        assert [n._v_pathname for n in f.walk_nodes("/")] == ["/", "/g", "/g/t"]
     with tables.open_file(str(path)) as f:  # warnings are errors here
         assert [n._v_pathname for n in f.walk_nodes("/")] == ["/", "/g", "/g/t"]
         assert "_i_t" in f.root.g._v_hidden

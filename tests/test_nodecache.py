@@ -81,7 +81,7 @@ def test_live_objects_follow_renames_after_eviction(h5path: Path) -> None:
         for _ in f:  # evicts both from the LRU; the weak registry keeps them
             pass
         f.rename_node("/g0", "h0")
-        assert leaf.path == "/h0/a0" and group.path == "/h0"
+        assert leaf.path == "/h0/a0" and group._v_pathname == "/h0"
         assert f.get_node("/h0/a0") is leaf
         np.testing.assert_array_equal(leaf[:], np.arange(3))
         f.move_node(leaf, "/g1", "moved")
@@ -101,7 +101,7 @@ def test_closed_node_is_reloaded(h5path: Path) -> None:
 
 class _Item:
     def __init__(self, path: str) -> None:
-        self._path = path
+        self._v_pathname = path
 
 
 def test_cache_unit_lru_order() -> None:
@@ -112,7 +112,7 @@ def test_cache_unit_lru_order() -> None:
     assert len(cache) == 2
     assert cache.get("/n0") is items[0]  # still alive through our references
     cache.repath("/n1", "/m1")
-    assert items[1]._path == "/m1" and cache.get("/m1") is items[1]
+    assert items[1]._v_pathname == "/m1" and cache.get("/m1") is items[1]
     gone = cache.drop("/m1")
     assert gone == [items[1]] and cache.get("/m1") is None
 

@@ -41,7 +41,7 @@ def test_open_modes(h5path: Path) -> None:
         with pytest.raises(hyperslab.FileModeError, match="not writable"):
             f.create_group("/", "g")
         with pytest.raises(hyperslab.FileModeError):
-            f.root.attrs.x = 1
+            f.root._v_attrs.x = 1
     assert not f.isopen
     with pytest.raises(hyperslab.ClosedFileError):
         f.get_node("/")
@@ -59,12 +59,12 @@ def test_natural_naming_and_get_node(h5file: hyperslab.File) -> None:
     _sample(h5file)
     assert h5file.root.g1.sub.y is h5file.get_node("/g1/sub/y")
     assert h5file.get_node("/g1", "x") is h5file.root.g1.x
-    assert h5file.get_node(h5file.root.g1, "sub").path == "/g1/sub"
+    assert h5file.get_node(h5file.root.g1, "sub")._v_pathname == "/g1/sub"
     assert h5file.root["g1/sub/y"].path == "/g1/sub/y"
-    assert h5file.root.g1["sub"].name == "sub"
-    assert h5file.root.g1.title == "group one"
+    assert h5file.root.g1["sub"]._v_name == "sub"
+    assert h5file.root.g1._v_title == "group one"
     assert h5file.root.g1.sub.y.parent is h5file.root.g1.sub
-    assert h5file.root.g1.sub.depth == 2
+    assert h5file.root.g1.sub._v_depth == 2
     with pytest.raises(hyperslab.NoSuchNodeError):
         h5file.root.nothere  # noqa: B018
     with pytest.raises(LookupError):
@@ -81,24 +81,24 @@ def test_walks_match_pytables(h5path: Path) -> None:
     with hyperslab.open_file(h5path, "w") as f:
         _sample(f)
     with hyperslab.open_file(h5path, "r") as f, tables.open_file(h5path, "r") as t:
-        assert [n.path for n in f] == [n._v_pathname for n in t]
+        assert [n._v_pathname for n in f] == [n._v_pathname for n in t]
         for where in ("/", "/g1"):
             for classname in (None, "Group", "Leaf", "Array"):
-                ours = [n.path for n in f.walk_nodes(where, classname)]
+                ours = [n._v_pathname for n in f.walk_nodes(where, classname)]
                 theirs = [n._v_pathname for n in t.walk_nodes(where, classname)]
                 assert ours == theirs, (where, classname)
-            assert [n.path for n in f.walk_groups(where)] == [
+            assert [n._v_pathname for n in f.walk_groups(where)] == [
                 n._v_pathname for n in t.walk_groups(where)
             ]
-        assert [n.name for n in f.list_nodes("/")] == [n._v_name for n in t.list_nodes("/")]
-        assert [n.name for n in f.iter_nodes("/", "Group")] == [
+        assert [n._v_name for n in f.list_nodes("/")] == [n._v_name for n in t.list_nodes("/")]
+        assert [n._v_name for n in f.iter_nodes("/", "Group")] == [
             n._v_name for n in t.iter_nodes("/", "Group")
         ]
         assert sorted(f.root._v_children) == sorted(t.root._v_children)
         assert sorted(f.root._v_groups) == sorted(t.root._v_groups)
         assert sorted(f.root._v_leaves) == sorted(t.root._v_leaves)
         assert sorted(f.root._v_hidden) == sorted(t.root._v_hidden)
-        assert [n.path for n in f.root.g1._f_walknodes()] == [
+        assert [n._v_pathname for n in f.root.g1._f_walknodes()] == [
             n._v_pathname for n in t.root.g1._f_walknodes()
         ]
         # PyTables 3.11 under NumPy 2 prints np.str_('...') titles and np.int64 shapes;
@@ -123,7 +123,7 @@ def test_create_group_errors_leave_file_intact(h5file: hyperslab.File) -> None:
         h5file.create_group("/", "not valid")
     assert sorted(h5file.root._v_children) == ["g", "not valid"]
     deep = h5file.create_group("/a/b/c", "d", createparents=True)
-    assert deep.path == "/a/b/c/d"
+    assert deep._v_pathname == "/a/b/c/d"
 
 
 def test_remove_rename_move_copy(h5file: hyperslab.File) -> None:
@@ -132,7 +132,7 @@ def test_remove_rename_move_copy(h5file: hyperslab.File) -> None:
     sub = h5file.root.g1.sub
     y = sub.y
     h5file.rename_node("/g1", "renamed")
-    assert (x.path, sub.path, y.path) == ("/renamed/x", "/renamed/sub", "/renamed/sub/y")
+    assert (x.path, sub._v_pathname, y.path) == ("/renamed/x", "/renamed/sub", "/renamed/sub/y")
     assert h5file.get_node("/renamed/sub/y") is y
     assert "/g1" not in h5file
     h5file.move_node("/renamed/sub", "/g2", "moved")
@@ -146,7 +146,7 @@ def test_remove_rename_move_copy(h5file: hyperslab.File) -> None:
     assert not x.isopen
     np.testing.assert_array_equal(h5file.root.renamed.x[:], np.arange(3))
     copy = h5file.copy_node("/g2", "/", "g2copy", recursive=True)
-    assert [n.path for n in h5file.walk_nodes(copy)] == [
+    assert [n._v_pathname for n in h5file.walk_nodes(copy)] == [
         "/g2copy", "/g2copy/moved", "/g2copy/moved/y"
     ]
     shallow = h5file.copy_node("/g2", "/", "g2shallow")
@@ -174,7 +174,7 @@ def test_copy_leaf_with_options(h5file: hyperslab.File) -> None:
 
 def test_hidden_nodes_skipped(h5file: hyperslab.File) -> None:
     _sample(h5file)
-    paths = [n.path for n in h5file]
+    paths = [n._v_pathname for n in h5file]
     assert not any("_p_" in p or "_i_" in p for p in paths)
     assert h5file.get_node("/_p_private/z").is_visible() is False
     assert h5file.is_visible_node("/g1") is True
@@ -192,7 +192,7 @@ def test_reprs(h5file: hyperslab.File) -> None:
 def test_context_manager_closes_nodes(h5path: Path) -> None:
     with hyperslab.open_file(h5path, "w") as f:
         g = f.create_group("/", "g")
-    assert not g.isopen
+    assert not g._v_isopen
     assert "closed" in repr(g)
 
 
@@ -231,8 +231,8 @@ def test_soft_links(h5path: Path) -> None:
         assert link.attrs._f_list("all") == [] and "marker" not in link.attrs
         with pytest.raises(TypeError, match="links can not have attributes"):
             link.attrs.new = 1
-        assert "new" not in f.root.data.attrs
-        assert [n.path for n in f] == ["/", "/data", "/data/alias", "/data/x"]
+        assert "new" not in f.root.data._v_attrs
+        assert [n._v_pathname for n in f] == ["/", "/data", "/data/alias", "/data/x"]
 
 
 def test_addresses_and_kinds_without_metadata_sizes(tmp_path: Path,

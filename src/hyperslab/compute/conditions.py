@@ -107,7 +107,7 @@ def condition_names(condition: str) -> tuple[str, ...]:
 def _same_table(column_table: Any, table: Any) -> bool:
     if column_table is table:
         return True
-    return bool(getattr(column_table, "_file", None) is table._file
+    return bool(getattr(column_table, "_v_file", None) is table._v_file
                 and getattr(column_table, "path", None) == table.path)
 
 
@@ -169,7 +169,7 @@ def resolve_operands(
     Parameters
     ----------
     table : Table
-        The table queried (its ``colinstances``, ``path`` and ``_file`` are used).
+        The table queried (its ``colinstances``, ``path`` and ``_v_file`` are used).
     condition : str
         The condition.
     condvars : Mapping or None

@@ -96,7 +96,7 @@ class MatchCache:
 def match_cache(table: Any) -> MatchCache | None:
     """The match cache of ``table`` (made on first use), or None where its file is
     writable.  Kept on the table object, so that it lives and dies with it."""
-    if table._file.mode != "r":
+    if table._v_file.mode != "r":
         return None
     cache: MatchCache | None = getattr(table, "_match_cache", None)
     if cache is None:

@@ -10,7 +10,7 @@ condition, only their candidate rows are read (:mod:`hyperslab.compute.indexed`)
 read-only file the rows matched are kept for the next run of the same query
 (:mod:`hyperslab.compute.matchcache`).
 
-The table protocol used here: ``colinstances``, ``nrows``, ``dtype``, ``path``, ``_file``
+The table protocol used here: ``colinstances``, ``nrows``, ``dtype``, ``path``, ``_v_file``
 (its ``_check_writable()`` and ``mode``),
 ``_map_blocks(start, stop, step, work, parallel_context)`` and
 ``_iter_blocks(start, stop, step, fields)`` (called with a positive step only),
@@ -535,14 +535,14 @@ def append_where(
         The number of rows appended.
     """
     namespace = None if condvars is not None or condition is None else caller_namespace(depth)
-    dest_table._file._check_writable()
+    dest_table._v_file._check_writable()
     if condition is None:
         window = query_range(table.nrows, start, stop, step, allow_negative_step=True)
         bound = None
     else:
         bound, window = _prepare(table, condition, condvars, namespace, start, stop, step)
     convert = _converter(table, dest_table)
-    same = dest_table is table or (dest_table._file is table._file
+    same = dest_table is table or (dest_table._v_file is table._v_file
                                    and dest_table.path == table.path)
     pending: list[np.ndarray] = []
     pending_rows = appended = 0

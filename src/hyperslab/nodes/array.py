@@ -58,8 +58,8 @@ class EArray(CArray):
     @property
     def extdim(self) -> int:
         """The extendable dimension (``EXTDIM``, or the first unlimited one)."""
-        if raw.has_attribute(self._h5id, "EXTDIM"):
-            return int(raw.read_attribute(self._h5id, "EXTDIM"))
+        if raw.has_attribute(self._g_h5id, "EXTDIM"):
+            return int(raw.read_attribute(self._g_h5id, "EXTDIM"))
         maxshape = self._dataset.maxshape
         return next((i for i, m in enumerate(maxshape) if m is None), 0)
 
@@ -83,7 +83,7 @@ class EArray(CArray):
             If the rank or the shape of ``sequence`` does not fit, or it cannot be converted
             to the EArray's dtype.  The EArray is left unchanged.
         """
-        self._file._check_writable()
+        self._v_file._check_writable()
         dtype = self._dataset.dtype
         # Shaped atoms (HDF5 array types): each row element brings atom.shape trailing axes.
         base, item_shape = dtype.subdtype if dtype.subdtype is not None else (dtype, ())
@@ -91,7 +91,8 @@ class EArray(CArray):
             data = np.asarray(self._quantized(sequence), dtype=base)
         except (ValueError, TypeError) as exc:
             raise ValueError(
-                f"cannot append {sequence!r:.80} to {self._path}: not convertible to {dtype}: {exc}"
+                f"cannot append {sequence!r:.80} to {self._v_pathname}: not convertible to "
+                f"{dtype}: {exc}"
             ) from exc
         shape = self.shape
         full_shape = shape + tuple(item_shape)
@@ -99,14 +100,14 @@ class EArray(CArray):
         if data.ndim != len(full_shape):
             raise ValueError(
                 f"the rank of the appended object ({data.ndim}) differs from the rank of "
-                f"{self._path} ({len(full_shape)}); shapes {data.shape} and {full_shape}"
+                f"{self._v_pathname} ({len(full_shape)}); shapes {data.shape} and {full_shape}"
             )
         expected = list(full_shape)
         expected[extdim] = data.shape[extdim]
         if tuple(expected) != data.shape:
             raise ValueError(
                 f"the shape of the appended object {data.shape} differs from the shape of "
-                f"{self._path} {full_shape} in a dimension other than the extendable one "
+                f"{self._v_pathname} {full_shape} in a dimension other than the extendable one "
                 f"({extdim})"
             )
         added = data.shape[extdim]
@@ -132,8 +133,8 @@ class UnImplemented(Leaf):
 
     def __getitem__(self, key: Any) -> Any:
         raise NotImplementedError(
-            f"reading {self._path} is not supported: its kind of dataset "
-            f"(CLASS={raw.read_string_attribute(self._h5id, 'CLASS')!r}) is not implemented"
+            f"reading {self._v_pathname} is not supported: its kind of dataset "
+            f"(CLASS={raw.read_string_attribute(self._g_h5id, 'CLASS')!r}) is not implemented"
         )
 
     def read(self, start: int | None = None, stop: int | None = None,

@@ -1,4 +1,4 @@
-"""``node.attrs``: the attributes of one node, PyTables' AttributeSet."""
+"""``node._v_attrs`` (``leaf.attrs``): the attributes of one node, PyTables' AttributeSet."""
 
 from __future__ import annotations
 
@@ -51,9 +51,9 @@ class AttributeSet:
     >>> import hyperslab, tempfile, os
     >>> path = os.path.join(tempfile.mkdtemp(), "attrs.h5")
     >>> with hyperslab.open_file(path, "w") as f:
-    ...     f.root.attrs.version = 3
-    ...     f.root.attrs["units"] = "m/s"
-    ...     print(f.root.attrs.version, f.root.attrs.units, "units" in f.root.attrs)
+    ...     f.root._v_attrs.version = 3
+    ...     f.root._v_attrs["units"] = "m/s"
+    ...     print(f.root._v_attrs.version, f.root._v_attrs.units, "units" in f.root._v_attrs)
     3 m/s True
     """
 
@@ -65,7 +65,7 @@ class AttributeSet:
     # -------------------------------------------------------------- helpers
     @property
     def _oid(self) -> Any:
-        return self._node._h5id
+        return self._node._g_h5id
 
     @property
     def _v_unimplemented(self) -> list[str]:
@@ -73,10 +73,10 @@ class AttributeSet:
         return []
 
     def _check_writable(self, name: str) -> None:
-        self._node._file._check_writable()
+        self._node._v_file._check_writable()
         if name in READ_ONLY_ATTRS:
             raise AttributeError(
-                f"attribute ``{name}`` of node ``{self._node.path}`` is read-only"
+                f"attribute ``{name}`` of node ``{self._node._v_pathname}`` is read-only"
             )
 
     # -------------------------------------------------------------- listing
@@ -134,13 +134,13 @@ class AttributeSet:
     # -------------------------------------------------------------- access
     def _f_getattr(self, name: str) -> Any:
         """Get attribute ``name`` (``AttributeError`` if missing)."""
-        if name == "CLASS" and self._node._class_value is not None:
-            return self._node._class_value  # read when the node was loaded; read-only
+        if name == "CLASS" and self._node._v__class_value is not None:
+            return self._node._v__class_value  # read when the node was loaded; read-only
         try:
             value = raw.read_attribute(self._oid, name)
         except KeyError:
             raise AttributeError(
-                f"Attribute ``{name}`` does not exist in node: ``{self._node.path}``"
+                f"Attribute ``{name}`` does not exist in node: ``{self._node._v_pathname}``"
             ) from None
         return _as_user_value(name, value)
 
@@ -154,7 +154,7 @@ class AttributeSet:
             return _as_user_value(name, raw.read_attribute(self._oid, name))
         except KeyError:
             raise KeyError(
-                f"Attribute ``{name}`` does not exist in node: ``{self._node.path}``"
+                f"Attribute ``{name}`` does not exist in node: ``{self._node._v_pathname}``"
             ) from None
 
     def _f_setattr(self, name: str, value: Any) -> None:
@@ -163,7 +163,7 @@ class AttributeSet:
             raise ValueError(f"attribute names must be non-empty strings, not {name!r}")
         self._check_writable(name)
         raw.write_attribute(self._oid, name, value)
-        self._node._attr_changed(name)
+        self._node._g_attr_changed(name)
 
     def __setattr__(self, name: str, value: Any) -> None:
         self._f_setattr(name, value)
@@ -176,10 +176,10 @@ class AttributeSet:
         self._check_writable(name)
         if not raw.has_attribute(self._oid, name):
             raise AttributeError(
-                f"Attribute ``{name}`` does not exist in node: ``{self._node.path}``"
+                f"Attribute ``{name}`` does not exist in node: ``{self._node._v_pathname}``"
             )
         raw.delete_attribute(self._oid, name)
-        self._node._attr_changed(name)
+        self._node._g_attr_changed(name)
 
     def __delattr__(self, name: str) -> None:
         self._f_delattr(name)
@@ -202,22 +202,22 @@ class AttributeSet:
         self._check_writable(newattrname)
         if not raw.has_attribute(self._oid, oldattrname):
             raise AttributeError(
-                f"Attribute ``{oldattrname}`` does not exist in node: ``{self._node.path}``"
+                f"Attribute ``{oldattrname}`` does not exist in node: ``{self._node._v_pathname}``"
             )
         raw.rename_attribute(self._oid, oldattrname, newattrname)
-        self._node._attr_changed(oldattrname)
-        self._node._attr_changed(newattrname)
+        self._node._g_attr_changed(oldattrname)
+        self._node._g_attr_changed(newattrname)
 
     def _f_copy(self, where: Node) -> None:
         """Copy the user attributes and the copyable system ones to node ``where``."""
-        where._file._check_writable()
+        where._v_file._check_writable()
         names = [n for n in self._v_attrnames if n not in NOT_COPIED_ATTRS]
-        raw.copy_attributes(self._oid, where._h5id, names)
+        raw.copy_attributes(self._oid, where._g_h5id, names)
 
     # -------------------------------------------------------------- reprs
     def __str__(self) -> str:
         names = self._v_attrnames
-        return f"{self._node.path}._v_attrs (AttributeSet), {len(names)} attributes"
+        return f"{self._node._v_pathname}._v_attrs (AttributeSet), {len(names)} attributes"
 
     def __repr__(self) -> str:
         names = self._v_attrnames
@@ -247,20 +247,24 @@ class NoAttributes(AttributeSet):
         return sorted(object.__dir__(self))
 
     def _f_getattr(self, name: str) -> Any:
-        raise AttributeError(f"Attribute ``{name}`` does not exist in node: ``{self._node.path}``")
+        raise AttributeError(
+            f"Attribute ``{name}`` does not exist in node: ``{self._node._v_pathname}``"
+        )
 
     def __getitem__(self, name: str) -> Any:
-        raise KeyError(f"Attribute ``{name}`` does not exist in node: ``{self._node.path}``")
+        raise KeyError(f"Attribute ``{name}`` does not exist in node: ``{self._node._v_pathname}``")
 
     def _f_setattr(self, name: str, value: Any) -> None:
-        raise TypeError(f"links can not have attributes: ``{self._node.path}``.{name}")
+        raise TypeError(f"links can not have attributes: ``{self._node._v_pathname}``.{name}")
 
     def _f_delattr(self, name: str) -> None:
-        raise AttributeError(f"Attribute ``{name}`` does not exist in node: ``{self._node.path}``")
+        raise AttributeError(
+            f"Attribute ``{name}`` does not exist in node: ``{self._node._v_pathname}``"
+        )
 
     def _f_rename(self, oldattrname: str, newattrname: str) -> None:
         raise AttributeError(
-            f"Attribute ``{oldattrname}`` does not exist in node: ``{self._node.path}``"
+            f"Attribute ``{oldattrname}`` does not exist in node: ``{self._node._v_pathname}``"
         )
 
     def _f_copy(self, where: Node) -> None:

@@ -1,198 +1,116 @@
-"""PyTables' prefixed member names (``_v_*``, ``_f_*``), as thin aliases in one place.
+"""PyTables' second spellings of node members, as thin aliases in one place.
 
-The node classes use plain PEP 8 names (``node.path``, ``node.attrs``, ``group.walk_nodes``);
-these mixins give PyTables code the names it expects without the real code needing them.
+The real members of every node are in PyTables' reserved forms (``_v_name``, ``_v_attrs``,
+``_f_copy``, ...; see :mod:`hyperslab.nodes.node`), the only ones a group may have: any other
+name on a group is its child's (natural naming).  PyTables gives leaves and links plain
+spellings as well (``leaf.name``, ``leaf.attrs``, ``leaf.copy()``); :class:`PlainNode` adds
+them to every node class but the groups.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
+from hyperslab.nodes.node import Node
+
 if TYPE_CHECKING:
-    from hyperslab.codecs.filters import Filters
     from hyperslab.nodes.attributeset import AttributeSet
     from hyperslab.nodes.file import File
     from hyperslab.nodes.group import Group
-    from hyperslab.nodes.node import Node
 
 
-class NodeCompat:
-    """PyTables' ``Node`` member names."""
+class PlainNode(Node):
+    """A node that also answers to PyTables' unprefixed names: every node but a group.
 
-    if TYPE_CHECKING:
-
-        @property
-        def path(self) -> str: ...
-        @property
-        def name(self) -> str: ...
-        @property
-        def file(self) -> File: ...
-        @property
-        def depth(self) -> int: ...
-        @property
-        def title(self) -> str: ...
-        @title.setter
-        def title(self, value: str) -> None: ...
-        @property
-        def attrs(self) -> AttributeSet: ...
-        @property
-        def isopen(self) -> bool: ...
-        @property
-        def parent(self) -> Group: ...
-        def close(self) -> None: ...
-        def remove(self, recursive: bool = False) -> None: ...
-        def rename(self, newname: str) -> None: ...
-        def move(self, newparent: Any = None, newname: str | None = None,
-                 overwrite: bool = False, createparents: bool = False) -> None: ...
-        def copy(self, newparent: Any = None, newname: str | None = None,
-                 overwrite: bool = False, recursive: bool = False,
-                 createparents: bool = False, **kwargs: Any) -> Node: ...
-        def is_visible(self) -> bool: ...
+    Each member here is an alias of the reserved-form one named in its docstring, which
+    subclasses override instead (``Table._v_attrs``, ``Link._v_title``).
+    """
 
     @property
-    def _v_pathname(self) -> str:
-        return self.path
+    def path(self) -> str:
+        """The absolute path of the node (``_v_pathname``)."""
+        return self._v_pathname
 
     @property
-    def _v_name(self) -> str:
-        return self.name
+    def name(self) -> str:
+        """The node's name in its parent (``_v_name``)."""
+        return self._v_name
 
     @property
-    def _v_hdf5name(self) -> str:
-        return self.name
+    def file(self) -> File:
+        """The file the node belongs to (``_v_file``)."""
+        return self._v_file
 
     @property
-    def _v_file(self) -> File:
-        return self.file
+    def parent(self) -> Group:
+        """The parent group (``_v_parent``)."""
+        return self._v_parent
 
     @property
-    def _v_parent(self) -> Group:
-        return self.parent
+    def depth(self) -> int:
+        """Depth in the tree (``_v_depth``)."""
+        return self._v_depth
 
     @property
-    def _v_depth(self) -> int:
-        return self.depth
+    def isopen(self) -> bool:
+        """Whether the node can still be used (``_v_isopen``)."""
+        return self._v_isopen
 
     @property
-    def _v_attrs(self) -> AttributeSet:
-        return self.attrs
+    def attrs(self) -> AttributeSet:
+        """The node's attributes (``_v_attrs``)."""
+        return self._v_attrs
 
     @property
-    def _v_title(self) -> str:
-        return self.title
+    def title(self) -> str:
+        """The node's title (``_v_title``)."""
+        return self._v_title
 
-    @_v_title.setter
-    def _v_title(self, value: str) -> None:
-        self.title = value
+    @title.setter
+    def title(self, value: str) -> None:
+        self._v_title = value
 
-    @property
-    def _v_isopen(self) -> bool:
-        return self.isopen
+    def is_visible(self) -> bool:
+        """Whether the node is visible (``_f_isvisible``)."""
+        return self._f_isvisible()
 
-    def _f_close(self) -> None:
-        self.close()
+    def close(self) -> None:
+        """Close this node object (``_f_close``)."""
+        self._f_close()
 
-    def _f_remove(self, recursive: bool = False, force: bool = False) -> None:
-        self.remove(recursive=recursive or force)
+    def remove(self, recursive: bool = False) -> None:
+        """Remove this node from the file (``_f_remove``)."""
+        self._f_remove(recursive)
 
-    def _f_rename(self, newname: str, overwrite: bool = False) -> None:
-        self.move(None, newname, overwrite=overwrite)
+    def rename(self, newname: str) -> None:
+        """Rename this node in place (``_f_rename``)."""
+        self._f_rename(newname)
 
-    def _f_move(self, newparent: Any = None, newname: str | None = None,
-                overwrite: bool = False, createparents: bool = False) -> None:
-        self.move(newparent, newname, overwrite=overwrite, createparents=createparents)
+    def move(
+        self,
+        newparent: Any = None,
+        newname: str | None = None,
+        overwrite: bool = False,
+        createparents: bool = False,
+    ) -> None:
+        """Move (and/or rename) this node (``_f_move``)."""
+        self._f_move(newparent, newname, overwrite, createparents)
 
-    def _f_copy(self, newparent: Any = None, newname: str | None = None,
-                overwrite: bool = False, recursive: bool = False,
-                createparents: bool = False, **kwargs: Any) -> Node:
-        return self.copy(newparent, newname, overwrite=overwrite, recursive=recursive,
-                         createparents=createparents, **kwargs)
-
-    def _f_isvisible(self) -> bool:
-        return self.is_visible()
-
-    def _f_getattr(self, name: str) -> Any:
-        return self.attrs._f_getattr(name)
-
-    def _f_setattr(self, name: str, value: Any) -> None:
-        self.attrs._f_setattr(name, value)
-
-    def _f_delattr(self, name: str) -> None:
-        self.attrs._f_delattr(name)
-
-
-class GroupCompat(NodeCompat):
-    """PyTables' ``Group`` member names."""
-
-    if TYPE_CHECKING:
-
-        @property
-        def filters(self) -> Filters: ...
-        @filters.setter
-        def filters(self, value: Filters) -> None: ...
-
-        def get_child(self, name: str) -> Node: ...
-        def list_nodes(self, classname: str | None = None) -> list[Node]: ...
-        def iter_nodes(self, classname: str | None = None) -> Iterator[Node]: ...
-        def walk_nodes(self, classname: str | None = None) -> Iterator[Node]: ...
-        def walk_groups(self) -> Iterator[Group]: ...
-        def children_view(self, kind: str) -> Any: ...
-
-    @property
-    def _v_children(self) -> Any:
-        return self.children_view("children")
-
-    @property
-    def _v_groups(self) -> Any:
-        return self.children_view("groups")
-
-    @property
-    def _v_leaves(self) -> Any:
-        return self.children_view("leaves")
-
-    @property
-    def _v_links(self) -> Any:
-        return self.children_view("links")
-
-    @property
-    def _v_unknown(self) -> Any:
-        return self.children_view("unknown")
-
-    @property
-    def _v_hidden(self) -> Any:
-        return self.children_view("hidden")
-
-    @property
-    def _v_nchildren(self) -> int:
-        return len(self.children_view("children"))
-
-    @property
-    def _v_filters(self) -> Filters:
-        return self.filters
-
-    @_v_filters.setter
-    def _v_filters(self, value: Filters) -> None:
-        self.filters = value
-
-    def _f_get_child(self, childname: str) -> Node:
-        return self.get_child(childname)
-
-    def _f_list_nodes(self, classname: str | None = None) -> list[Node]:
-        return self.list_nodes(classname)
-
-    def _f_iter_nodes(self, classname: str | None = None) -> Iterator[Node]:
-        return self.iter_nodes(classname)
-
-    def _f_walknodes(self, classname: str | None = None) -> Iterator[Node]:
-        return self.walk_nodes(classname)
-
-    def _f_walk_groups(self) -> Iterator[Group]:
-        return self.walk_groups()
+    def copy(
+        self,
+        newparent: Any = None,
+        newname: str | None = None,
+        overwrite: bool = False,
+        recursive: bool = False,
+        createparents: bool = False,
+        **kwargs: Any,
+    ) -> Node:
+        """Copy this node (``_f_copy``)."""
+        return self._f_copy(newparent, newname, overwrite, recursive, createparents, **kwargs)
 
 
-class LeafCompat(NodeCompat):
-    """PyTables' ``Leaf`` member names."""
+class LeafCompat:
+    """PyTables' ``_v_*`` names of ``Leaf`` members."""
 
     if TYPE_CHECKING:
 
@@ -219,17 +137,17 @@ class FileAttrsCompat:
     def copy_node_attrs(self, where: Node | str, dstnode: Node | str,
                         name: str | None = None) -> None:
         """Copy the user (and copyable system) attributes of a node to ``dstnode``."""
-        self.get_node(where, name).attrs._f_copy(self.get_node(dstnode))
+        self.get_node(where, name)._v_attrs._f_copy(self.get_node(dstnode))
 
     def get_node_attr(self, where: Node | str, attrname: str, name: str | None = None) -> Any:
         """Return attribute ``attrname`` of a node."""
-        return self.get_node(where, name).attrs._f_getattr(attrname)
+        return self.get_node(where, name)._v_attrs._f_getattr(attrname)
 
     def set_node_attr(self, where: Node | str, attrname: str, attrvalue: Any,
                       name: str | None = None) -> None:
         """Set attribute ``attrname`` of a node."""
-        self.get_node(where, name).attrs._f_setattr(attrname, attrvalue)
+        self.get_node(where, name)._v_attrs._f_setattr(attrname, attrvalue)
 
     def del_node_attr(self, where: Node | str, attrname: str, name: str | None = None) -> None:
         """Delete attribute ``attrname`` of a node."""
-        self.get_node(where, name).attrs._f_delattr(attrname)
+        self.get_node(where, name)._v_attrs._f_delattr(attrname)

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Any
 from hyperslab.errors import NodeError
 from hyperslab.nodes.array import Array, CArray, EArray
 from hyperslab.nodes.attributeset import NOT_COPIED_ATTRS
-from hyperslab.nodes.group import GROUP_MEMBERS, Group
+from hyperslab.nodes.group import Group
 from hyperslab.nodes.leaf import Leaf
 from hyperslab.nodes.naming import check_name, is_under, join_path
 from hyperslab.nodes.node import Node
@@ -50,20 +50,20 @@ def copy_node(
     unknown = set(kwargs) - _LEAF_OPTIONS
     if unknown:
         raise TypeError(f"copy_node() got unknown options: {', '.join(sorted(unknown))}")
-    target = (node.parent if node._path != "/" else file.root) if newparent is None else (
+    target = (node._v_parent if node._v_pathname != "/" else file.root) if newparent is None else (
         file._parent_for_new(newparent, createparents)
     )
     file._check_writable()
-    newname = node.name if newname is None else newname
-    check_name(newname, reserved=GROUP_MEMBERS)
-    newpath = join_path(target._path, newname)
-    if newpath == node._path:
-        raise NodeError(f"can not copy node ``{node._path}`` onto itself")
-    if isinstance(node, Group) and recursive and is_under(target._path, node._path):
-        raise NodeError(f"can not copy group ``{node._path}`` recursively into itself")
+    newname = node._v_name if newname is None else newname
+    check_name(newname)
+    newpath = join_path(target._v_pathname, newname)
+    if newpath == node._v_pathname:
+        raise NodeError(f"can not copy node ``{node._v_pathname}`` onto itself")
+    if isinstance(node, Group) and recursive and is_under(target._v_pathname, node._v_pathname):
+        raise NodeError(f"can not copy group ``{node._v_pathname}`` recursively into itself")
     if not isinstance(node, Table) and set(kwargs) & _TABLE_OPTIONS:
         raise TypeError(f"copy options {sorted(set(kwargs) & _TABLE_OPTIONS)} are for "
-                        f"tables; ``{node._path}`` is a {type(node).__name__}")
+                        f"tables; ``{node._v_pathname}`` is a {type(node).__name__}")
     if isinstance(node, Table) and kwargs.get("sortby") is not None:
         node._indexing.sortby_index(kwargs["sortby"], bool(kwargs.get("checkCSI", False)))  # early
     file._make_room(target, newname, overwrite)
@@ -73,29 +73,29 @@ def copy_node(
                                      kwargs.get("copyuserattrs") is False):
         _copy_leaf_with_options(file, node, target, newname, **kwargs)
     else:
-        tree.copy_object(node.parent._h5id, node.name, target._h5id, newname)
-        target._child_added(newname, node._kind)
+        tree.copy_object(node._v_parent._g_h5id, node._v_name, target._g_h5id, newname)
+        target._g_child_added(newname, node._c_kind)
     return file._load_child(target, newname)
 
 
 def _copy_group(
     file: File, group: Group, target: Group, newname: str, *, recursive: bool, title: Any
 ) -> None:
-    if recursive and group._path != "/":
-        tree.copy_object(group.parent._h5id, group.name, target._h5id, newname)
-        target._child_added(newname, group._kind)
+    if recursive and group._v_pathname != "/":
+        tree.copy_object(group._v_parent._g_h5id, group._v_name, target._g_h5id, newname)
+        target._g_child_added(newname, group._c_kind)
     else:
-        new = file._new_group(target, newname, group.title, None)
-        names = [n for n in raw.attribute_names(group._h5id) if n not in NOT_COPIED_ATTRS]
-        raw.copy_attributes(group._h5id, new._h5id, names)
-        if raw.has_attribute(group._h5id, "FILTERS"):
-            raw.copy_attributes(group._h5id, new._h5id, ["FILTERS"])
+        new = file._new_group(target, newname, group._v_title, None)
+        names = [n for n in raw.attribute_names(group._g_h5id) if n not in NOT_COPIED_ATTRS]
+        raw.copy_attributes(group._g_h5id, new._g_h5id, names)
+        if raw.has_attribute(group._g_h5id, "FILTERS"):
+            raw.copy_attributes(group._g_h5id, new._g_h5id, ["FILTERS"])
         if recursive:
-            for child in group.iter_nodes():
+            for child in group._f_iter_nodes():
                 copy_node(file, child, new, None, None, overwrite=False, recursive=True,
                           createparents=False)
     if title is not None:
-        file._load_child(target, newname).title = title
+        file._load_child(target, newname)._v_title = title
 
 
 def _copy_leaf_with_options(
@@ -129,11 +129,11 @@ def _copy_leaf_with_options(
         new = file.create_array(target, newname, obj=data, title=title,
                                 byteorder=kwargs.get("byteorder"))
     else:
-        raise NodeError(f"copying {type(leaf).__name__} node ``{leaf._path}`` with options "
+        raise NodeError(f"copying {type(leaf).__name__} node ``{leaf._v_pathname}`` with options "
                         f"is not supported")
     if kwargs.get("copyuserattrs", True):
         names = [n for n in leaf.attrs._v_attrnamesuser]
-        raw.copy_attributes(leaf._h5id, new._h5id, names)
+        raw.copy_attributes(leaf._g_h5id, new._g_h5id, names)
 
 
 def _copy_table(file: File, table: Table, target: Group, newname: str,
@@ -159,7 +159,7 @@ def _copy_table(file: File, table: Table, target: Group, newname: str,
         new.flush()
         if kwargs.get("copyuserattrs", True):
             names = list(table.attrs._v_attrnamesuser)
-            raw.copy_attributes(table._h5id, new._h5id, names)
+            raw.copy_attributes(table._g_h5id, new._g_h5id, names)
         if kwargs.get("propindexes", False):
             for path, index in table.colindexes.items():
                 new._indexing.create(path, kind=index.kind, optlevel=index.optlevel,

@@ -55,7 +55,7 @@ def _np_ints(values: Sequence[int]) -> tuple[np.int64, ...]:
 class DirectChunking:
     """The direct-chunking methods shared by chunked leaves (mixed into :class:`Leaf`)."""
 
-    _file: Any
+    _v_file: Any
 
     @property
     def _dataset(self) -> Dataset:  # pragma: no cover - provided by Leaf
@@ -190,7 +190,7 @@ class DirectChunking:
             For a contiguous leaf, coordinates that are not a chunk start, or outside the
             shape.
         """
-        self._file._check_writable()
+        self._v_file._check_writable()
         grid = self._aligned_grid(coords)
         payload = memoryview(data).cast("B")
         self._dataset.write_raw_chunk(grid, payload, int(filter_mask))

@@ -24,7 +24,7 @@ from hyperslab.nodes import create
 from hyperslab.nodes.array import Array, CArray, EArray
 from hyperslab.nodes.atom import Atom
 from hyperslab.nodes.compat import FileAttrsCompat
-from hyperslab.nodes.group import GROUP_MEMBERS, Group, RootGroup
+from hyperslab.nodes.group import Group, RootGroup
 from hyperslab.nodes.leaf import Leaf
 from hyperslab.nodes.link import ExternalLink, SoftLink, Unknown
 from hyperslab.nodes.naming import (
@@ -154,7 +154,7 @@ class File(FileAttrsCompat):
             self._init_root(title, filters)
 
     def _init_root(self, title: str, filters: Filters | None) -> None:
-        h5id = self.root._h5id
+        h5id = self.root._g_h5id
         if self._options.pytables_sys_attrs:
             raw.write_sys_string(h5id, "TITLE", title)
             raw.write_sys_string(h5id, "CLASS", "GROUP")
@@ -172,25 +172,25 @@ class File(FileAttrsCompat):
     @property
     def title(self) -> str:
         """The title of the root group."""
-        return self.root.title
+        return self.root._v_title
 
     @title.setter
     def title(self, value: str) -> None:
-        self.root.title = value
+        self.root._v_title = value
 
     @property
     def filters(self) -> Filters:
         """Default filters of the file (the root group's)."""
-        return self.root.filters
+        return self.root._v_filters
 
     @filters.setter
     def filters(self, value: Filters) -> None:
-        self.root.filters = value
+        self.root._v_filters = value
 
     @property
     def format_version(self) -> str | None:
         """PyTables' format version of the file (None if not written by PyTables' rules)."""
-        return raw.read_string_attribute(self.root._h5id, "PYTABLES_FORMAT_VERSION")
+        return raw.read_string_attribute(self.root._g_h5id, "PYTABLES_FORMAT_VERSION")
 
     @property
     def node_cache_slots(self) -> int:
@@ -239,26 +239,26 @@ class File(FileAttrsCompat):
 
     def _load_child(self, group: Group, name: str) -> Node:
         """Return the child ``name`` of ``group``, from the cache or freshly loaded."""
-        path = join_path(group._path, name)
+        path = join_path(group._v_pathname, name)
         node = self._cache.get(path)
         if node is not None:
             return node  # type: ignore[return-value]
-        gid = group._h5id
-        links = group._links
+        gid = group._g_h5id
+        links = group._v__links
         if links is not None:
             if name not in links:
                 raise NoSuchNodeError(
-                    f"group ``{group._path}`` does not have a child named ``{name}``"
+                    f"group ``{group._v_pathname}`` does not have a child named ``{name}``"
                 )
             link_kind = links[name]
         else:
             link_kind = tree.link_kind(gid, name)
             if link_kind is Kind.UNKNOWN:
                 raise NoSuchNodeError(
-                    f"group ``{group._path}`` does not have a child named ``{name}``"
+                    f"group ``{group._v_pathname}`` does not have a child named ``{name}``"
                 )
         node = self._make_node(gid, name, path, link_kind)
-        group._kinds[name] = node._kind
+        group._v__kinds[name] = node._c_kind
         self._cache.add(node)
         return node
 
@@ -271,7 +271,7 @@ class File(FileAttrsCompat):
             If the object is not of the ``kind`` its CLASS attribute promised.
         """
         try:
-            h5id = tree.open_path(self.root._h5id, path)
+            h5id = tree.open_path(self.root._g_h5id, path)
         except KeyError:
             raise NoSuchNodeError(f"there is no node at ``{path}`` any more") from None
         actual = tree.kind_of_id(h5id)
@@ -321,8 +321,8 @@ class File(FileAttrsCompat):
         return node
 
     def _forget_node(self, node: Node) -> None:
-        if self._cache.get(node._path) is node:
-            self._cache.drop_one(node._path)
+        if self._cache.get(node._v_pathname) is node:
+            self._cache.drop_one(node._v_pathname)
 
     def get_node(
         self, where: Node | str, name: str | None = None, classname: str | None = None
@@ -347,11 +347,13 @@ class File(FileAttrsCompat):
         """
         self._check_open()
         if isinstance(where, Node):
-            if where._file is not self:
-                raise NodeError(f"node ``{where._path}`` does not belong to file {self.filename}")
-            if not where.isopen:
-                raise NoSuchNodeError(f"node ``{where._path}`` is closed or was removed")
-            path = where._path
+            if where._v_file is not self:
+                raise NodeError(
+                    f"node ``{where._v_pathname}`` does not belong to file {self.filename}"
+                )
+            if not where._v_isopen:
+                raise NoSuchNodeError(f"node ``{where._v_pathname}`` is closed or was removed")
+            path = where._v_pathname
         else:
             path = normalize_path(where)
         if name is not None:
@@ -381,12 +383,12 @@ class File(FileAttrsCompat):
 
     def is_visible_node(self, path: str) -> bool:
         """Whether the node at ``path`` is visible (not hidden, nor below a hidden group)."""
-        return not is_hidden_path(self.get_node(path)._path)
+        return not is_hidden_path(self.get_node(path)._v_pathname)
 
     # ------------------------------------------------------------------ walking
     def iter_nodes(self, where: Node | str, classname: str | None = None) -> Iterator[Node]:
         """Iterate over the children of group ``where`` (of class ``classname``)."""
-        return self._as_group(where).iter_nodes(classname)
+        return self._as_group(where)._f_iter_nodes(classname)
 
     def list_nodes(self, where: Node | str, classname: str | None = None) -> list[Node]:
         """Return the children of group ``where`` (of class ``classname``) in name order."""
@@ -394,7 +396,7 @@ class File(FileAttrsCompat):
 
     def walk_groups(self, where: Node | str = "/") -> Iterator[Group]:
         """Iterate over group ``where`` and every visible group below it."""
-        return self._as_group(where).walk_groups()
+        return self._as_group(where)._f_walk_groups()
 
     def walk_nodes(self, where: Node | str = "/", classname: str | None = None) -> Iterator[Node]:
         """Iterate over every visible node from ``where`` down (of class ``classname``).
@@ -410,10 +412,10 @@ class File(FileAttrsCompat):
             return
         if cls is None:
             yield start
-            for group in start.walk_groups():
-                yield from group.iter_nodes()
+            for group in start._f_walk_groups():
+                yield from group._f_iter_nodes()
         else:
-            yield from start.walk_nodes(classname)
+            yield from start._f_walknodes(classname)
 
     def __iter__(self) -> Iterator[Node]:
         """Iterate over every visible node of the file."""
@@ -422,7 +424,7 @@ class File(FileAttrsCompat):
     def _as_group(self, where: Node | str) -> Group:
         node = self.get_node(where)
         if not isinstance(node, Group):
-            raise TypeError(f"node ``{node._path}`` is not a group")
+            raise TypeError(f"node ``{node._v_pathname}`` is not a group")
         return node
 
     # ------------------------------------------------------------------ creating
@@ -434,33 +436,33 @@ class File(FileAttrsCompat):
         group: Group = self.root
         for part in [p for p in path.split("/") if p]:
             if part in group:
-                group = self._as_group(join_path(group._path, part))
+                group = self._as_group(join_path(group._v_pathname, part))
             else:
                 group = self._new_group(group, part, "", None)
         return group
 
     def _check_new_name(self, parent: Group, name: str) -> str:
-        check_name(name, reserved=GROUP_MEMBERS)
+        check_name(name)
         if name in parent:
             raise NodeError(
-                f"group ``{parent._path}`` already has a child node named ``{name}``"
+                f"group ``{parent._v_pathname}`` already has a child node named ``{name}``"
             )
         return name
 
     def _new_group(self, parent: Group, name: str, title: str, filters: Filters | None) -> Group:
         self._check_new_name(parent, name)
-        gid = tree.create_group(parent._h5id, name)
+        gid = tree.create_group(parent._g_h5id, name)
         if self._options.pytables_sys_attrs:
             raw.write_sys_string(gid, "CLASS", "GROUP")
             raw.write_sys_string(gid, "VERSION", "1.0")
             raw.write_sys_string(gid, "TITLE", title)
         # As PyTables: explicit filters are written; otherwise the parent's FILTERS attribute
         # is inherited only when the parent has one.
-        if filters is None and raw.has_attribute(parent._h5id, "FILTERS"):
-            filters = parent.filters
+        if filters is None and raw.has_attribute(parent._g_h5id, "FILTERS"):
+            filters = parent._v_filters
         if filters is not None:
             raw.write_int_attribute(gid, "FILTERS", filters._pack(), "int64")
-        parent._child_added(name, Kind.GROUP)
+        parent._g_child_added(name, Kind.GROUP)
         return self._load_child(parent, name)  # type: ignore[return-value]
 
     def create_group(
@@ -485,9 +487,9 @@ class File(FileAttrsCompat):
 
     def _finish_leaf(self, parent: Group, name: str, cls: type[Leaf], dataset: Any) -> Any:
         """Register a just-created leaf and return its node (no re-reading of the file)."""
-        parent._child_added(name, Kind.DATASET)
+        parent._g_child_added(name, Kind.DATASET)
         class_value = np.str_(cls._c_classid) if self._options.pytables_sys_attrs else None
-        node = cls(self, join_path(parent._path, name), dataset.dsid, class_value)
+        node = cls(self, join_path(parent._v_pathname, name), dataset.dsid, class_value)
         self._cache.add(node)
         return node
 
@@ -523,7 +525,7 @@ class File(FileAttrsCompat):
             data, flavor = create.as_data(obj, atom)
         data = data.astype(create.with_byteorder(data.dtype, byteorder), copy=False)
         dataset = create.create_array_dataset(
-            parent._h5id, name, data, track_times=track_times
+            parent._g_h5id, name, data, track_times=track_times
         )
         if self._options.pytables_sys_attrs:
             create.write_leaf_sys_attrs(dataset.dsid, Array._c_classid, Array._c_version,
@@ -629,13 +631,13 @@ class File(FileAttrsCompat):
         if expectedrows is None:
             expectedrows = self._options.expected_rows_earray if extendable else (
                 shape[0] if shape else 1)
-        filters = filters if filters is not None else parent.filters
+        filters = filters if filters is not None else parent._v_filters
         chunks = create.chunked_layout(shape, atom, filters, maindim=extdim or 0,
                                        expectedrows=int(expectedrows), chunkshape=chunkshape,
                                        classname=cls._c_classid)
         blocks = create.check_blockshape(blockshape, chunks, filters)
         dataset = create.create_chunked_dataset(
-            parent._h5id, name, shape=shape, atom=atom, filters=filters, chunkshape=chunks,
+            parent._g_h5id, name, shape=shape, atom=atom, filters=filters, chunkshape=chunks,
             extdim=extdim, byteorder=byteorder, track_times=track_times,
         )
         if self._options.pytables_sys_attrs:
@@ -700,19 +702,19 @@ class File(FileAttrsCompat):
         """
         self._check_writable()
         node = self.get_node(where, name)
-        if node._path == "/":
+        if node._v_pathname == "/":
             raise NodeError("the root group can not be removed")
-        if isinstance(node, Group) and len(node._link_table()) and not recursive:
+        if isinstance(node, Group) and len(node._g_link_table()) and not recursive:
             raise NodeError(
-                f"group ``{node._path}`` has child nodes; please set `recursive` to true "
+                f"group ``{node._v_pathname}`` has child nodes; please set `recursive` to true "
                 f"to remove it"
             )
-        parent = node.parent
+        parent = node._v_parent
         companion = _companion(node, parent)
-        tree.delete_link(parent._h5id, node.name)
-        parent._child_removed(node.name)
-        for gone in self._cache.drop(node._path):
-            gone._isopen = False  # type: ignore[attr-defined]
+        tree.delete_link(parent._g_h5id, node._v_name)
+        parent._g_child_removed(node._v_name)
+        for gone in self._cache.drop(node._v_pathname):
+            gone._v__isopen = False  # type: ignore[attr-defined]
         if companion is not None:  # a table's indexes go with it
             self.remove_node(parent, companion, recursive=True)
 
@@ -741,26 +743,26 @@ class File(FileAttrsCompat):
         """
         self._check_writable()
         node = self.get_node(where, name)
-        if node._path == "/":
+        if node._v_pathname == "/":
             raise NodeError("the root group can not be moved or renamed")
-        old_parent = node.parent
+        old_parent = node._v_parent
         if newparent is None:
             target = old_parent
         else:
             target = self._parent_for_new(newparent, createparents)
-        newname = node.name if newname is None else newname
-        newpath = join_path(target._path, newname)
-        if newpath == node._path:
+        newname = node._v_name if newname is None else newname
+        newpath = join_path(target._v_pathname, newname)
+        if newpath == node._v_pathname:
             return
-        if is_under(target._path, node._path):
-            raise NodeError(f"can not move node ``{node._path}`` into itself (``{newpath}``)")
-        check_name(newname, reserved=GROUP_MEMBERS)
+        if is_under(target._v_pathname, node._v_pathname):
+            raise NodeError(f"can not move node ``{node._v_pathname}`` into itself (``{newpath}``)")
+        check_name(newname)
         self._make_room(target, newname, overwrite)
         companion = _companion(node, old_parent)
-        tree.move_link(old_parent._h5id, node.name, target._h5id, newname)
-        old_parent._child_removed(node.name)
-        target._child_added(newname, node._kind)
-        self._cache.repath(node._path, newpath)
+        tree.move_link(old_parent._g_h5id, node._v_name, target._g_h5id, newname)
+        old_parent._g_child_removed(node._v_name)
+        target._g_child_added(newname, node._c_kind)
+        self._cache.repath(node._v_pathname, newpath)
         if companion is not None:  # a table's indexes follow it
             moved: Any = self.get_node(newpath)
             self.move_node(old_parent, target, moved._indexing.group_name(), companion,
@@ -778,7 +780,7 @@ class File(FileAttrsCompat):
         if newname in target:
             if not overwrite:
                 raise NodeError(
-                    f"destination group ``{target._path}`` already has a node named "
+                    f"destination group ``{target._v_pathname}`` already has a node named "
                     f"``{newname}``; set `overwrite` to replace it"
                 )
             self.remove_node(target, newname, recursive=True)
@@ -815,7 +817,7 @@ class File(FileAttrsCompat):
     def _flush_leaves(self) -> None:
         """Write the rows that leaves still buffer (table appends)."""
         for leaf in list(self._unflushed):
-            if leaf._isopen:
+            if leaf._v__isopen:
                 leaf.flush()
         self._unflushed.clear()
 
@@ -826,9 +828,9 @@ class File(FileAttrsCompat):
         if self.mode != "r":
             self._flush_leaves()
         for node in self._cache.live_nodes():
-            node._isopen = False  # type: ignore[attr-defined]
+            node._v__isopen = False  # type: ignore[attr-defined]
         self._cache.clear()
-        self.root._isopen = False
+        self.root._v__isopen = False
         self._isopen = False
         if self._pool is not None:
             self._pool.shutdown()

@@ -1,13 +1,20 @@
-"""Groups: the inner nodes of the tree, with natural naming and lazy children."""
+"""Groups: the inner nodes of the tree, with natural naming and lazy children.
+
+Natural naming reaches every child, whatever its name: a group's members are all in
+PyTables' reserved forms (``_v_*``, ``_f_*``, ``_g_*``, ``_c_*``, ``_v__*``, dunders; see
+:mod:`hyperslab.nodes.node`), so ``group.name``, ``group.attrs`` or ``group.copy`` is the
+child of that name, as in PyTables.  A child whose name is a member's is still reached with
+``group["name"]`` or ``group._f_get_child("name")``.
+"""
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Iterator, Mapping
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from hyperslab.codecs.filters import Filters
-from hyperslab.errors import NoSuchNodeError
-from hyperslab.nodes.compat import GroupCompat
+from hyperslab.errors import NaturalNameWarning, NoSuchNodeError
 from hyperslab.nodes.naming import is_hidden_name, join_path, normalize_path
 from hyperslab.nodes.node import Node
 from hyperslab.storage import attributes as raw
@@ -17,118 +24,161 @@ from hyperslab.storage.tree import Kind
 if TYPE_CHECKING:
     from hyperslab.nodes.file import File
 
-
-GROUP_MEMBERS = frozenset(
-    {"path", "name", "file", "parent", "depth", "attrs", "title", "filters", "isopen",
-     "close", "remove", "rename", "move", "copy", "get_child", "list_nodes", "iter_nodes",
-     "walk_nodes", "walk_groups", "children_view", "is_visible"}
-)
-"""Group members that shadow children of the same name under natural naming."""
+_MEMBER_PREFIXES = ("_v_", "_f_", "_g_", "_c_", "__")
+"""PyTables' reserved forms, those of a group's own members (setting one looks for no child)."""
 
 
-class Group(GroupCompat, Node):
+class Group(Node):
     """A group: a node holding other nodes.
 
     Children are reached by natural naming (``group.child``), by item access with a name or
-    a relative path (``group["a/b"]``), or through ``get_child``.  Iteration yields the
-    visible children in name order; hidden ones (``_i_*``, ``_p_*``) are skipped.
+    a relative path (``group["a/b"]``), or through :meth:`_f_get_child`.  Iteration yields
+    the visible children in name order; hidden ones (``_i_*``, ``_p_*``) are skipped.
+
+    Examples
+    --------
+    >>> import hyperslab, numpy as np, tempfile, os
+    >>> path = os.path.join(tempfile.mkdtemp(), "group.h5")
+    >>> with hyperslab.open_file(path, "w") as f:
+    ...     columns = f.create_group("/", "columns")
+    ...     _ = f.create_array(columns, "name", np.array([b"Particle: 0", b"Particle: 1"]))
+    ...     print(f.root.columns.name.read(), f.root.columns._v_name)
+    [b'Particle: 0' b'Particle: 1'] columns
     """
 
     _c_classid: ClassVar[str] = "GROUP"
     _c_version: ClassVar[str] = "1.0"
-    _kind: ClassVar[Kind] = Kind.GROUP
+    _c_kind: ClassVar[Kind] = Kind.GROUP
 
     def __init__(self, file: File, path: str, h5id: Any, class_value: Any = None) -> None:
         super().__init__(file, path, h5id, class_value)
-        self._links: dict[str, Kind | None] | None = None
-        self._visible: list[str] | None = None
-        self._kinds: dict[str, Kind] = {}
+        self._v__links: dict[str, Kind | None] | None = None
+        self._v__visible: list[str] | None = None
+        self._v__kinds: dict[str, Kind] = {}
 
     # ------------------------------------------------------------------ children
-    def _link_table(self) -> dict[str, Kind | None]:
+    def _g_link_table(self) -> dict[str, Kind | None]:
         """Every link of the group, in name order: name -> link kind (None: hard link)."""
-        if self._links is None:
-            self._links = tree.list_links(self._h5id)
-        return self._links
+        if self._v__links is None:
+            self._v__links = tree.list_links(self._g_h5id)
+        return self._v__links
 
-    def _visible_names(self) -> list[str]:
+    def _g_visible_names(self) -> list[str]:
         """The visible children's names, sorted (cached until the group changes)."""
-        if self._visible is None:
-            self._visible = sorted(n for n in self._link_table() if not is_hidden_name(n))
-        return self._visible
+        if self._v__visible is None:
+            self._v__visible = sorted(
+                n for n in self._g_link_table() if not is_hidden_name(n)
+            )
+        return self._v__visible
 
-    def _hidden_names(self) -> list[str]:
-        return sorted(n for n in self._link_table() if is_hidden_name(n))
+    def _g_hidden_names(self) -> list[str]:
+        return sorted(n for n in self._g_link_table() if is_hidden_name(n))
 
-    def _kind_of(self, name: str) -> Kind:
+    def _g_kind_of(self, name: str) -> Kind:
         """What child ``name`` is, without loading it when possible."""
-        kind = self._kinds.get(name)
+        kind = self._v__kinds.get(name)
         if kind is None:
-            kind = self._link_table().get(name) or tree.child_kind(self._h5id, name)
-            self._kinds[name] = kind
+            kind = self._g_link_table().get(name) or tree.child_kind(self._g_h5id, name)
+            self._v__kinds[name] = kind
         return kind
 
-    def _child_added(self, name: str, kind: Kind) -> None:
-        if self._links is not None:
+    def _g_child_added(self, name: str, kind: Kind) -> None:
+        if self._v__links is not None:
             is_link = kind in (Kind.SOFTLINK, Kind.EXTLINK)
-            self._links[name] = kind if is_link else None
-        self._visible = None
-        self._kinds[name] = kind
+            self._v__links[name] = kind if is_link else None
+        self._v__visible = None
+        self._v__kinds[name] = kind
 
-    def _child_removed(self, name: str) -> None:
-        if self._links is not None:
-            self._links.pop(name, None)
-        self._visible = None
-        self._kinds.pop(name, None)
+    def _g_child_removed(self, name: str) -> None:
+        if self._v__links is not None:
+            self._v__links.pop(name, None)
+        self._v__visible = None
+        self._v__kinds.pop(name, None)
 
-    def get_child(self, name: str) -> Node:
-        """Return the child called ``name`` (visible or hidden).
+    def _f_get_child(self, childname: str) -> Node:
+        """Return the child called ``childname`` (visible or hidden).
 
         Raises
         ------
         NoSuchNodeError
             If the group has no such child.
         """
-        return self._file._load_child(self, name)
+        return self._v_file._load_child(self, childname)
 
     def __getattr__(self, name: str) -> Node:
-        if name.startswith("__") or name in ("_file", "_path", "_h5id_", "_isopen", "_links",
-                                             "_kinds", "_visible", "_class_value"):
+        """Return the child called ``name`` (natural naming), as PyTables does for any name
+        that is not one of the group's members.
+
+        Raises
+        ------
+        NoSuchNodeError
+            If the group has no such child (also an ``AttributeError``).
+        """
+        if "_v_file" not in self.__dict__:  # not set up yet (copying, unpickling)
             raise AttributeError(name)
         try:
-            return self._file._load_child(self, name)
+            return self._v_file._load_child(self, name)
         except NoSuchNodeError:
             raise NoSuchNodeError(
-                f"group ``{self._path}`` does not have a child named ``{name}``"
+                f"group ``{self._v_pathname}`` does not have a child named ``{name}``"
             ) from None
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        """Set a Python attribute (never a child nor a node attribute).
+
+        As in PyTables, a :class:`NaturalNameWarning` says when a visible child of that
+        name exists: natural naming gives the attribute from then on (until it is deleted),
+        and the child is still reached with ``group[name]``.
+        """
+        if (not name.startswith(_MEMBER_PREFIXES) and self._v_isopen
+                and name in self._g_visible_names()):
+            warnings.warn(
+                f"group ``{self._v_pathname}`` already has a child node named ``{name}``; "
+                f"you will not be able to use natural naming to access the child node",
+                NaturalNameWarning,
+                stacklevel=2,
+            )
+        object.__setattr__(self, name, value)
+
+    def __delattr__(self, name: str) -> None:
+        """Delete a Python attribute; a child is removed with ``_f_remove`` instead."""
+        try:
+            super().__delattr__(name)
+        except AttributeError as exc:
+            raise AttributeError(
+                f"{exc} (use ``node._f_remove()`` if you want to remove a node)"
+            ) from exc
 
     def __getitem__(self, key: str) -> Node:
         """Return the descendant at relative path ``key`` (``group["a/b"]``)."""
         if not isinstance(key, str):
             raise TypeError(f"group keys are node names or relative paths, not {key!r}")
         if "/" not in key.strip("/"):
-            return self._file._load_child(self, key.strip("/"))
-        return self._file.get_node(normalize_path(join_path(self._path, key.strip("/"))))
+            return self._v_file._load_child(self, key.strip("/"))
+        path = join_path(self._v_pathname, key.strip("/"))
+        return self._v_file.get_node(normalize_path(path))
 
     def __contains__(self, name: object) -> bool:
         """Whether the group has a child (visible or hidden) called ``name``."""
-        return isinstance(name, str) and name in self._link_table()
+        return isinstance(name, str) and name in self._g_link_table()
 
     def __iter__(self) -> Iterator[Node]:
         """Iterate over the visible children in name order."""
-        return self.iter_nodes()
+        return self._f_iter_nodes()
 
     def __len__(self) -> int:
         """The number of visible children."""
-        return len(self._visible_names())
+        return len(self._g_visible_names())
 
     def __bool__(self) -> bool:
         return True
 
     def __dir__(self) -> list[str]:
-        return sorted(set(super().__dir__()) | set(self._visible_names()))
+        """The members, and the visible children natural naming reaches (PyTables)."""
+        children = [n for n in self._g_visible_names() if n.isidentifier()]
+        return sorted(set(super().__dir__()) | set(children))
 
-    def children_view(self, kind: str) -> ChildrenView:
+    def _g_children_view(self, kind: str) -> ChildrenView:
         """A read-only mapping name -> node over one kind of child.
 
         Parameters
@@ -139,10 +189,45 @@ class Group(GroupCompat, Node):
         """
         return ChildrenView(self, kind)
 
-    def _names_of(self, kind: str) -> list[str]:
+    @property
+    def _v_children(self) -> ChildrenView:
+        """The visible children, name -> node."""
+        return ChildrenView(self, "children")
+
+    @property
+    def _v_groups(self) -> ChildrenView:
+        """The visible child groups, name -> node."""
+        return ChildrenView(self, "groups")
+
+    @property
+    def _v_leaves(self) -> ChildrenView:
+        """The visible child leaves, name -> node."""
+        return ChildrenView(self, "leaves")
+
+    @property
+    def _v_links(self) -> ChildrenView:
+        """The visible child links, name -> node."""
+        return ChildrenView(self, "links")
+
+    @property
+    def _v_unknown(self) -> ChildrenView:
+        """The visible children of unknown kind, name -> node."""
+        return ChildrenView(self, "unknown")
+
+    @property
+    def _v_hidden(self) -> ChildrenView:
+        """The hidden children (``_i_*``, ``_p_*``), name -> node."""
+        return ChildrenView(self, "hidden")
+
+    @property
+    def _v_nchildren(self) -> int:
+        """The number of visible children."""
+        return len(self._g_visible_names())
+
+    def _g_names_of(self, kind: str) -> list[str]:
         if kind == "hidden":
-            return self._hidden_names()
-        names = self._visible_names()
+            return self._g_hidden_names()
+        names = self._g_visible_names()
         if kind == "children":
             return names
         wanted = {
@@ -155,69 +240,70 @@ class Group(GroupCompat, Node):
             raise ValueError(
                 f"kind must be children, groups, leaves, links, unknown or hidden, not {kind!r}"
             )
-        return [n for n in names if self._kind_of(n) in wanted]
+        return [n for n in names if self._g_kind_of(n) in wanted]
 
     # ------------------------------------------------------------------ walking
-    def iter_nodes(self, classname: str | None = None) -> Iterator[Node]:
+    def _f_iter_nodes(self, classname: str | None = None) -> Iterator[Node]:
         """Iterate over the visible children (of class ``classname``), in name order."""
-        cls = self._file._class_by_name(classname)
-        names = self._names_of("groups") if classname == "Group" else self._visible_names()
+        file = self._v_file
+        cls = file._class_by_name(classname)
+        names = self._g_names_of("groups") if classname == "Group" else self._g_visible_names()
         for name in names:
-            node = self._file._load_child(self, name)
+            node = file._load_child(self, name)
             if cls is None or isinstance(node, cls):
                 yield node
 
-    def list_nodes(self, classname: str | None = None) -> list[Node]:
+    def _f_list_nodes(self, classname: str | None = None) -> list[Node]:
         """Return the visible children (of class ``classname``) in name order."""
-        return list(self.iter_nodes(classname))
+        return list(self._f_iter_nodes(classname))
 
-    def walk_groups(self) -> Iterator[Group]:
+    def _f_walk_groups(self) -> Iterator[Group]:
         """Iterate over this group and every visible group below it (PyTables' order)."""
         stack: list[Group] = [self]
         yield self
         while stack:
             group = stack.pop()
-            for name in group._names_of("groups"):
-                child = group._file._load_child(group, name)
+            for name in group._g_names_of("groups"):
+                child = group._v_file._load_child(group, name)
                 if isinstance(child, Group):
                     stack.append(child)
                     yield child
 
-    def walk_nodes(self, classname: str | None = None) -> Iterator[Node]:
+    def _f_walknodes(self, classname: str | None = None) -> Iterator[Node]:
         """Iterate over the visible nodes below this group (of class ``classname``).
 
-        Groups come as :meth:`walk_groups` reaches them, each followed by its children.
+        Groups come as :meth:`_f_walk_groups` reaches them, each followed by its children.
         """
         if classname == "Group":
-            yield from self.walk_groups()
+            yield from self._f_walk_groups()
             return
-        for group in self.walk_groups():
-            yield from group.iter_nodes(classname)
+        for group in self._f_walk_groups():
+            yield from group._f_iter_nodes(classname)
 
     # ------------------------------------------------------------------ filters
     @property
-    def filters(self) -> Filters:
+    def _v_filters(self) -> Filters:
         """Default filters for new leaves in this group (its ``FILTERS`` attribute)."""
-        if raw.has_attribute(self._h5id, "FILTERS"):
-            return Filters._unpack(int(raw.read_attribute(self._h5id, "FILTERS")))
+        if raw.has_attribute(self._g_h5id, "FILTERS"):
+            return Filters._unpack(int(raw.read_attribute(self._g_h5id, "FILTERS")))
         return Filters()
 
-    @filters.setter
-    def filters(self, value: Filters) -> None:
-        self._file._check_writable()
+    @_v_filters.setter
+    def _v_filters(self, value: Filters) -> None:
+        self._v_file._check_writable()
         if not isinstance(value, Filters):
             raise TypeError(f"filters must be a Filters instance, not {value!r}")
-        raw.write_int_attribute(self._h5id, "FILTERS", value._pack(), "int64")
+        raw.write_int_attribute(self._g_h5id, "FILTERS", value._pack(), "int64")
 
     # ------------------------------------------------------------------ reprs
     def __repr__(self) -> str:
-        if not self.isopen:
+        if not self._v_isopen:
             return super().__repr__()
         items = []
-        for name in self._visible_names():
-            kind = self._kind_of(name)
+        for name in self._g_visible_names():
+            kind = self._g_kind_of(name)
             if kind == Kind.GROUP or kind == Kind.DATASET:
-                label = type(self._file._load_child(self, name)).__name__
+                label = type(self._v_file._load_child(self, name)).__name__
             else:
                 label = kind.name.capitalize()
             items.append(f"{name!r} ({label})")
@@ -234,21 +320,21 @@ class ChildrenView(Mapping[str, Node]):
     def __init__(self, group: Group, kind: str) -> None:
         self._group = group
         self._kind = kind
-        self._group._names_of(kind)  # validate the kind now
+        self._group._g_names_of(kind)  # validate the kind now
 
     def __getitem__(self, name: str) -> Node:
-        if name not in self._group._names_of(self._kind):
+        if name not in self._group._g_names_of(self._kind):
             raise KeyError(name)
-        return self._group.get_child(name)
+        return self._group._f_get_child(name)
 
     def __iter__(self) -> Iterator[str]:
-        return iter(self._group._names_of(self._kind))
+        return iter(self._group._g_names_of(self._kind))
 
     def __len__(self) -> int:
-        return len(self._group._names_of(self._kind))
+        return len(self._group._g_names_of(self._kind))
 
     def __contains__(self, name: object) -> bool:
-        return isinstance(name, str) and name in self._group._names_of(self._kind)
+        return isinstance(name, str) and name in self._group._g_names_of(self._kind)
 
     def __repr__(self) -> str:
         return f"{{{', '.join(repr(n) + ': ...' for n in self)}}}"

@@ -118,7 +118,7 @@ def indexable_column(table: Table, colpath: str) -> Column:
     from hyperslab.nodes.tablecols import Column
 
     column = table.cols._f_col(colpath)  # KeyError naming the column
-    where = f"column {colpath!r} of table {table._path}"
+    where = f"column {colpath!r} of table {table._v_pathname}"
     if not isinstance(column, Column):
         raise TypeError(f"{where} is a nested group of columns and cannot be indexed")
     dtype = column.dtype
@@ -186,7 +186,7 @@ def build_index(
     column = indexable_column(table, colpath)
     if tmp_dir is not None and not os.path.isdir(tmp_dir):
         raise ValueError(f"tmp_dir is not an existing directory: {tmp_dir!r}")
-    file = table._file
+    file = table._v_file
     file._check_writable()
     table._ready()  # buffered rows go to the file first
     nrows = table.nrows
@@ -206,7 +206,7 @@ def build_index(
     parent = ensure_description_groups(table, container, colpath, filters)
     name = colpath.split("/")[-1]
     if name + _BUILDING in parent:  # left by an interrupted build
-        file.remove_node(parent.get_child(name + _BUILDING), recursive=True)
+        file.remove_node(parent._f_get_child(name + _BUILDING), recursive=True)
     atom = Atom.from_dtype(dtype)
     group = create_index_group(table, parent, name + _BUILDING, name, geometry, optlevel,
                                filters, atom, table.byteorder, expectedrows)
@@ -215,7 +215,7 @@ def build_index(
         run_rows = run_rows or run_rows_for(dtype)
         parts = segments(nrows, geometry)
         totals = [progress_total(hi - lo, run_rows) for _, lo, hi in parts]
-        report = progress_for(progress, f"indexing {table._path}.cols."
+        report = progress_for(progress, f"indexing {table._v_pathname}.cols."
                               f"{colpath.replace('/', '.')}", nrows, sum(totals))
 
         def read(lo: int, hi: int) -> AnyArray:
@@ -229,14 +229,14 @@ def build_index(
             done += total
         writer.finish()
         writer.write_is_csi(nrows)
-        raw.write_int_attribute(group._h5id, TABLE_ADDRESS,
-                                tree.object_address(table._h5id), "int64")
-        raw.write_int_attribute(group._h5id, "DIRTY", 0, "int32")
+        raw.write_int_attribute(group._g_h5id, TABLE_ADDRESS,
+                                tree.object_address(table._g_h5id), "int64")
+        raw.write_int_attribute(group._g_h5id, "DIRTY", 0, "int32")
     except BaseException:
         file.remove_node(group, recursive=True)
         raise
     if name in parent:
-        file.remove_node(parent.get_child(name), recursive=True)
+        file.remove_node(parent._f_get_child(name), recursive=True)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", NaturalNameWarning)
         file.rename_node(group, name)

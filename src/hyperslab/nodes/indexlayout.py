@@ -98,7 +98,7 @@ def _quiet_group(table: Table, parent: Group | str, name: str, title: str) -> Gr
     with warnings.catch_warnings():
         # Index node names are column names: natural naming need not reach them.
         warnings.simplefilter("ignore", NaturalNameWarning)
-        return table._file.create_group(parent, name, title)
+        return table._v_file.create_group(parent, name, title)
 
 
 def _set_class(h5id: Any, classid: str, *, ascii: bool) -> None:
@@ -113,17 +113,17 @@ def ensure_container(table: Table) -> Group:
     TypeError
         If a node of that name is not a group.
     """
-    file = table._file
-    path = container_path(table._path)
+    file = table._v_file
+    path = container_path(table._v_pathname)
     if path in file:
         group = file.get_node(path)
         if not isinstance(group, Group):
             raise TypeError(f"{path} is not a group, so it cannot hold the indexes of "
-                            f"table {table._path}")
+                            f"table {table._v_pathname}")
         return group
     parent, name = split_path(path)
-    group = _quiet_group(table, parent, name, f"Indexes container for table {table._path}")
-    _set_class(group._h5id, "TINDEX", ascii=False)
+    group = _quiet_group(table, parent, name, f"Indexes container for table {table._v_pathname}")
+    _set_class(group._g_h5id, "TINDEX", ascii=False)
     return group
 
 
@@ -134,9 +134,9 @@ def ensure_description_groups(table: Table, container: Group, colpath: str,
     group = container
     parts = colpath.split("/")[:-1]
     for depth, part in enumerate(parts):
-        path = join_path(group._path, part)
-        if path in table._file:
-            child = table._file.get_node(path)
+        path = join_path(group._v_pathname, part)
+        if path in table._v_file:
+            child = table._v_file.get_node(path)
             if not isinstance(child, Group):
                 raise TypeError(f"{path} is not a group, so it cannot hold indexes")
             group = child
@@ -144,8 +144,8 @@ def ensure_description_groups(table: Table, container: Group, colpath: str,
         dname = "/".join(parts[: depth + 1])
         group = _quiet_group(table, group, part,
                              f"Indexes container for sub-description {dname}")
-        _set_class(group._h5id, "DINDEX", ascii=False)
-        raw.write_int_attribute(group._h5id, "FILTERS", filters._pack(), "int64")
+        _set_class(group._g_h5id, "DINDEX", ascii=False)
+        raw.write_int_attribute(group._g_h5id, "FILTERS", filters._pack(), "int64")
     return group
 
 
@@ -167,9 +167,9 @@ def create_index_group(table: Table, parent: Group, name: str, column_name: str,
     expectedrows : int
         The rows the index is created for (sizes the ``ranges`` chunks, as in PyTables).
     """
-    file = table._file
+    file = table._v_file
     group = _quiet_group(table, parent, name, f"Index for {column_name} column")
-    gid = group._h5id
+    gid = group._g_h5id
     _set_class(gid, "INDEX", ascii=False)
     raw.write_sys_string(gid, "VERSION", INDEX_VERSION)
     raw.write_int_attribute(gid, "DIRTY", 1, "int32")
@@ -203,7 +203,7 @@ def create_index_group(table: Table, parent: Group, name: str, column_name: str,
                                   filters=filters, chunkshape=chunks, byteorder=byteorder,
                                   expectedrows=_EXPECTED_ROWS_EARRAY)
         if classid != "EARRAY":
-            _set_class(node._h5id, classid, ascii=True)
+            _set_class(node._g_h5id, classid, ascii=True)
     for array_name, array_atom, length, chunk, title in (
             ("sortedLR", atom, rss + 2 + nbounds, rcs, "Last Row sorted values + bounds"),
             ("indicesLR", uatom, geometry.slicesize, geometry.chunksize,
@@ -211,8 +211,8 @@ def create_index_group(table: Table, parent: Group, name: str, column_name: str,
         node = file.create_carray(group, array_name, array_atom, shape=(length,),
                                   title=title, filters=filters, chunkshape=(chunk,),
                                   byteorder=byteorder)
-        _set_class(node._h5id, "LASTROWARRAY", ascii=True)
-        raw.write_int_attribute(node._h5id, "nelements", 0, "int64")
+        _set_class(node._g_h5id, "LASTROWARRAY", ascii=True)
+        raw.write_int_attribute(node._g_h5id, "nelements", 0, "int64")
     return group
 
 

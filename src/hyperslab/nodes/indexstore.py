@@ -198,13 +198,13 @@ class ColumnIndex:
         self._table = table
         self._colpath = colpath
         self._gid = gid
-        self._path = path
+        self._v_pathname = path
         self._lock = threading.RLock()  # queries may run in several threads
         self._load()
 
     def _load(self) -> None:
         """(Re)read the state and open the arrays."""
-        state, arrays = read_state(self._gid, self._path, self._table_chunkrows())
+        state, arrays = read_state(self._gid, self._v_pathname, self._table_chunkrows())
         self._state = state
         self._arrays = arrays
         self._ranges_: AnyArray | None = None
@@ -216,7 +216,7 @@ class ColumnIndex:
         except (KeyError, TypeError):
             self._foreign = False
         else:
-            self._foreign = address != tree.object_address(self._table._h5id)
+            self._foreign = address != tree.object_address(self._table._g_h5id)
 
     def _table_chunkrows(self) -> int:
         chunks = self._table.chunkshape
@@ -236,7 +236,7 @@ class ColumnIndex:
     @property
     def path(self) -> str:
         """Where the index is in the file."""
-        return self._path
+        return self._v_pathname
 
     @property
     def state(self) -> State:
@@ -292,7 +292,7 @@ class ColumnIndex:
 
     @dirty.setter
     def dirty(self, value: bool) -> None:
-        self._table._file._check_writable()
+        self._table._v_file._check_writable()
         raw.write_int_attribute(self._gid, "DIRTY", int(bool(value)), "int32")
         self._state = self._state._replace(dirty=bool(value))
 
@@ -345,18 +345,18 @@ class ColumnIndex:
     @property
     def size_on_disk(self) -> int:
         """Bytes the index's arrays take in the file."""
-        group = self._table._file.get_node(self._path)
+        group = self._table._v_file.get_node(self._v_pathname)
         assert isinstance(group, Group)
-        return sum(int(getattr(child, "size_on_disk", 0)) for child in group.iter_nodes())
+        return sum(int(getattr(child, "size_on_disk", 0)) for child in group._f_iter_nodes())
 
     # ------------------------------------------------------------------ lookups
     def _ranges(self) -> AnyArray:
         """``ranges`` of the full slices (read once)."""
         ranges = self._ranges_
         if ranges is None:
-            matrix = _open_array(self._gid, self._path, "ranges", True)
+            matrix = _open_array(self._gid, self._v_pathname, "ranges", True)
             if matrix.shape[0] < self.nslices or matrix.shape[1] != 2:
-                raise _malformed(self._path, f"'ranges' of shape {matrix.shape} for "
+                raise _malformed(self._v_pathname, f"'ranges' of shape {matrix.shape} for "
                                              f"{self.nslices} slices")
             ranges = self._ranges_ = matrix.read_rows(0, self.nslices)
         return ranges
@@ -365,10 +365,10 @@ class ColumnIndex:
         """``bounds`` of the full slices (read once)."""
         bounds = self._bounds_
         if bounds is None:
-            matrix = _open_array(self._gid, self._path, "bounds", True)
+            matrix = _open_array(self._gid, self._v_pathname, "bounds", True)
             nbounds = self.geometry.nbounds
             if matrix.shape[0] < self.nslices or matrix.shape[1] != nbounds:
-                raise _malformed(self._path, f"'bounds' of shape {matrix.shape} for "
+                raise _malformed(self._v_pathname, f"'bounds' of shape {matrix.shape} for "
                                              f"{self.nslices} slices of {nbounds} bounds")
             bounds = self._bounds_ = matrix.read_rows(0, self.nslices)
         return bounds
@@ -683,7 +683,7 @@ class ColumnIndex:
 
     # ------------------------------------------------------------------ changing
     def _group(self) -> Group:
-        group = self._table._file.get_node(self._path)
+        group = self._table._v_file.get_node(self._v_pathname)
         assert isinstance(group, Group)
         return group
 
@@ -696,7 +696,7 @@ class ColumnIndex:
         dirty while it changes, so an interrupted update never leaves a clean but wrong
         index.
         """
-        file = self._table._file
+        file = self._table._v_file
         file._check_writable()
         state = self._state
         if nrows <= state.nelements:
@@ -729,7 +729,7 @@ class ColumnIndex:
     def remove(self) -> None:
         """Delete the index from the file (the table's ``_i_`` group stays, as in
         PyTables)."""
-        file = self._table._file
+        file = self._table._v_file
         file._check_writable()
         file.remove_node(self._group(), recursive=True)
 
@@ -773,7 +773,7 @@ def open_index(table: Table, colpath: str, *, required: bool = False) -> ColumnI
     HDF5ExtError
         If the index is malformed (or missing, with ``required``).
     """
-    path = index_path(table._path, colpath)
+    path = index_path(table._v_pathname, colpath)
     gid = _open_group(table, path)
     if gid is None or raw.read_string_attribute(gid, "CLASS") != "INDEX":
         if required:
@@ -786,8 +786,8 @@ def _open_group(table: Table, path: str) -> Any:
     """The id of the group at ``path``, below the table's parent group (opened without
     nodes), or None."""
     parent = table.parent
-    gid = parent._h5id
-    for part in path[len(parent._path):].strip("/").split("/"):
+    gid = parent._g_h5id
+    for part in path[len(parent._v_pathname):].strip("/").split("/"):
         if tree.link_kind(gid, part) is not None:
             return None  # absent, or a soft or external link
         try:

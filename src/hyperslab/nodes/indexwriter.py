@@ -28,7 +28,7 @@ class SliceWriter:
 
     def __init__(self, group: Group, geometry: Geometry, nslices: int = 0) -> None:
         self.group = group
-        self.gid = group._h5id
+        self.gid = group._g_h5id
         self.geometry = geometry
         self.nslices = nslices
         self._arrays: dict[str, EArray] = {name: _child(group, name, EArray) for name in (
@@ -74,7 +74,7 @@ class SliceWriter:
         arrays["mranges"].append(medians[g.slicesize // g.chunksize // 2 :][:1])
         self.nslices += 1
         for node in (self._sorted_lr, self._indices_lr):
-            raw.write_int_attribute(node._h5id, "nelements", 0, "int64")
+            raw.write_int_attribute(node._g_h5id, "nelements", 0, "int64")
 
     def finish(self) -> None:
         """Write what is left as the last row (an empty one when the slices took every
@@ -90,9 +90,9 @@ class SliceWriter:
             sorted_lr[len(reduced) : len(reduced) + len(edges)] = edges
             indices_lr[: len(rows)] = encode_indices(rows, self.nslices, g)
         self.last_row = len(values)
-        raw.write_int_attribute(sorted_lr._h5id, "nelements", -(-len(values) // g.reduction),
+        raw.write_int_attribute(sorted_lr._g_h5id, "nelements", -(-len(values) // g.reduction),
                                 "int64")
-        raw.write_int_attribute(indices_lr._h5id, "nelements", len(values), "int64")
+        raw.write_int_attribute(indices_lr._g_h5id, "nelements", len(values), "int64")
 
     def write_is_csi(self, nrows: int) -> None:
         """What PyTables leaves in ``is_csi`` after building: false when a slice or the
@@ -116,7 +116,7 @@ class SliceWriter:
 
 def _child(group: Group, name: str, cls: type[Any]) -> Any:
     """Array ``name`` of an index group, which must be a ``cls``."""
-    node = group.get_child(name)
+    node = group._f_get_child(name)
     if not isinstance(node, cls):
         raise TypeError(f"{node} is not an array of an index")
     return node

@@ -17,9 +17,8 @@ from hyperslab.codecs.filters import Filters
 from hyperslab.codecs.pipeline import FilterStep, pipeline_to_filters
 from hyperslab.nodes.atom import Atom
 from hyperslab.nodes.atom_hdf5 import atom_from_hdf5_dtype
-from hyperslab.nodes.compat import LeafCompat
+from hyperslab.nodes.compat import LeafCompat, PlainNode
 from hyperslab.nodes.directchunk import DirectChunking
-from hyperslab.nodes.node import Node
 from hyperslab.storage import attributes as raw
 from hyperslab.storage.datasets import Dataset
 from hyperslab.storage.tree import Kind
@@ -63,7 +62,7 @@ def _has_ellipsis(key: Any) -> bool:
     return key is Ellipsis or (isinstance(key, tuple) and any(k is Ellipsis for k in key))
 
 
-class Leaf(DirectChunking, LeafCompat, Node):
+class Leaf(DirectChunking, LeafCompat, PlainNode):
     """Base class of the data-holding nodes.
 
     Shapes, dtypes and filters are read from the file on access (cheap), so a leaf object
@@ -71,7 +70,7 @@ class Leaf(DirectChunking, LeafCompat, Node):
     """
 
     _c_classid: ClassVar[str] = "LEAF"
-    _kind: ClassVar[Kind] = Kind.DATASET
+    _c_kind: ClassVar[Kind] = Kind.DATASET
 
     def __init__(self, file: File, path: str, h5id: Any, class_value: Any = None) -> None:
         super().__init__(file, path, h5id, class_value)
@@ -82,8 +81,8 @@ class Leaf(DirectChunking, LeafCompat, Node):
 
     @property
     def _dataset(self) -> Dataset:
-        if self._dataset_ is None or not self._isopen:
-            self._dataset_ = Dataset(self._h5id, self._file._file_access)
+        if self._dataset_ is None or not self._v__isopen:
+            self._dataset_ = Dataset(self._g_h5id, self._v_file._file_access)
             self._engine_ = None
         return self._dataset_
 
@@ -92,7 +91,7 @@ class Leaf(DirectChunking, LeafCompat, Node):
         """The raw-chunk engine of this leaf's dataset (made on first use)."""
         dataset = self._dataset
         if self._engine_ is None:
-            file = self._file
+            file = self._v_file
             self._engine_ = ChunkEngine(dataset, file._executor, file._workers,
                                         file.params.chunk_cache_size)
         return self._engine_
@@ -193,11 +192,11 @@ class Leaf(DirectChunking, LeafCompat, Node):
     def flavor(self) -> str:
         """The flavor of read results: 'numpy' or 'python' (PyTables' FLAVOR)."""
         if self._flavor is None:
-            value = raw.read_string_attribute(self._h5id, "FLAVOR")
+            value = raw.read_string_attribute(self._g_h5id, "FLAVOR")
             self._flavor = value if value in ("numpy", "python") else "numpy"
         return self._flavor
 
-    def _attr_changed(self, name: str) -> None:
+    def _g_attr_changed(self, name: str) -> None:
         if name == "FLAVOR":
             self._flavor = None
 
@@ -311,7 +310,7 @@ class Leaf(DirectChunking, LeafCompat, Node):
 
     def __setitem__(self, key: Selection, value: Any) -> None:
         """Write ``value`` (broadcast as NumPy does) into a selection."""
-        self._file._check_writable()
+        self._v_file._check_writable()
         write_selection(self._dataset, key, self._quantized(value), self._engine)
 
     def truncate(self, size: int | Sequence[int]) -> None:
@@ -333,7 +332,7 @@ class Leaf(DirectChunking, LeafCompat, Node):
         ValueError
             If ``size`` is negative.
         """
-        self._file._check_writable()
+        self._v_file._check_writable()
         if self.extdim < 0:
             raise TypeError("non-enlargeable datasets cannot be truncated")
         if not isinstance(size, (int, np.integer)):
@@ -350,11 +349,11 @@ class Leaf(DirectChunking, LeafCompat, Node):
 
     def flush(self) -> None:
         """Flush the leaf's buffers to the file."""
-        if self._file.mode != "r":
+        if self._v_file.mode != "r":
             self._dataset.flush()
 
     # ------------------------------------------------------------------ reprs
-    def _class_label(self) -> str:
+    def _g_class_label(self) -> str:
         filters = self.filters
         label = f"{type(self).__name__}{self.shape}"
         if filters.fletcher32:

@@ -14,13 +14,14 @@ _HIDDEN_PATH = re.compile(r"/_[pi]_")
 _RESERVED_PREFIX = re.compile(r"^_[cfgv]_")
 
 
-def check_name(name: object, *, reserved: frozenset[str] = frozenset()) -> str:
+def check_name(name: object) -> str:
     """Validate a new node name and return it.
 
     Names must be non-empty strings without ``/`` and not ``.``; like PyTables, names that
-    cannot be used with natural naming (not a Python identifier, a keyword, PyTables'
-    reserved prefixes, or one of the group's own members in ``reserved``) are accepted with
-    a :class:`~hyperslab.errors.NaturalNameWarning`.
+    cannot be used with natural naming (not a Python identifier, or a keyword) are accepted
+    with a :class:`~hyperslab.errors.NaturalNameWarning`.  So are names in the forms PyTables
+    reserves for group members (``_c_*``, ``_f_*``, ``_g_*``, ``_v_*``), which PyTables
+    refuses (files written by other libraries may hold them).
 
     Raises
     ------
@@ -52,10 +53,10 @@ def check_name(name: object, *, reserved: frozenset[str] = frozenset()) -> str:
             NaturalNameWarning,
             stacklevel=3,
         )
-    elif _RESERVED_PREFIX.match(name) or name in reserved:
+    elif _RESERVED_PREFIX.match(name):
         warnings.warn(
-            f"object name is reserved by hyperslab or PyTables: {name!r}; natural naming "
-            f"gives the member of that name, not this node; use group[{name!r}] instead",
+            f"object name starts with a prefix PyTables reserves: {name!r}; natural naming "
+            f"may give a member of the group, not this node; use group[{name!r}] instead",
             NaturalNameWarning,
             stacklevel=3,
         )

@@ -1,4 +1,13 @@
-"""The base of every node: identity, path, attributes, and its place in the tree."""
+"""The base of every node: identity, path, attributes, and its place in the tree.
+
+Every member of :class:`Node` is in one of PyTables' reserved forms (``_v_*`` variables and
+properties, ``_f_*`` public methods, ``_g_*`` private methods, ``_c_*`` class variables, and
+``_v__*`` private state, as PyTables' own ``_v__deleting``), because a
+:class:`~hyperslab.nodes.group.Group` resolves every other name to a child of that name
+(natural naming).  The plain PEP 8 spellings PyTables gives leaves and links as well
+(``name``, ``attrs``, ``copy``, ...) are added by
+:class:`~hyperslab.nodes.compat.PlainNode`, which groups do not inherit.
+"""
 
 from __future__ import annotations
 
@@ -6,7 +15,6 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 from hyperslab.errors import ClosedNodeError
 from hyperslab.nodes.attributeset import AttributeSet
-from hyperslab.nodes.compat import NodeCompat
 from hyperslab.nodes.naming import depth_of, is_hidden_path, split_path
 from hyperslab.storage import attributes as raw
 from hyperslab.storage.tree import Kind
@@ -16,7 +24,7 @@ if TYPE_CHECKING:
     from hyperslab.nodes.group import Group
 
 
-class Node(NodeCompat):
+class Node:
     """Abstract base of groups and leaves.
 
     Nodes are created by their :class:`~hyperslab.nodes.file.File` (loaded lazily, on access)
@@ -30,50 +38,51 @@ class Node(NodeCompat):
     _c_version: ClassVar[str] = ""
     """The value of PyTables' ``VERSION`` attribute for this node class."""
 
-    _kind: ClassVar[Kind] = Kind.UNKNOWN
+    _c_kind: ClassVar[Kind] = Kind.UNKNOWN
     """What the node is in HDF5 terms (group, dataset, link)."""
 
+    _v_file: File
+    """The file the node belongs to."""
+
+    _v_pathname: str
+    """The absolute path of the node (``'/group/leaf'``); kept right by renames and moves."""
+
     def __init__(self, file: File, path: str, h5id: Any, class_value: Any = None) -> None:
-        self._file = file
-        self._path = path
-        self._h5id_ = h5id
-        self._isopen = True
-        self._class_value = class_value
+        self._v_file = file
+        self._v_pathname = path
+        self._v__h5id = h5id  # None until _g_h5id opens it
+        self._v__isopen = True  # this node object (the file may be closed: see _v_isopen)
+        self._v__class_value = class_value  # the CLASS attribute, as attrs.CLASS reads it
 
     # ------------------------------------------------------------------ identity
     @property
-    def _h5id(self) -> Any:
+    def _g_h5id(self) -> Any:
         """The HDF5 object id, opened on first use (:class:`ClosedNodeError` once closed).
 
         Walks create nodes without opening their HDF5 objects (a walk needs names and
         classes, not datasets); the object is opened here when its data or attributes are
         first touched.
         """
-        if not self._isopen:
-            raise ClosedNodeError(f"the node object {self._path!r} is closed")
-        if not self._file.isopen:
-            raise ClosedNodeError(f"the file of node {self._path!r} is closed")
-        if self._h5id_ is None:
-            self._h5id_ = self._file._open_h5id(self._path, self._kind)
-        return self._h5id_
+        if not self._v__isopen:
+            raise ClosedNodeError(f"the node object {self._v_pathname!r} is closed")
+        if not self._v_file.isopen:
+            raise ClosedNodeError(f"the file of node {self._v_pathname!r} is closed")
+        if self._v__h5id is None:
+            self._v__h5id = self._v_file._open_h5id(self._v_pathname, self._c_kind)
+        return self._v__h5id
 
     @property
-    def path(self) -> str:
-        """The absolute path of the node (``'/group/leaf'``)."""
-        return self._path
-
-    @property
-    def name(self) -> str:
+    def _v_name(self) -> str:
         """The node's name in its parent (``'/'`` for the root group, as in PyTables)."""
-        return "/" if self._path == "/" else split_path(self._path)[1]
+        return "/" if self._v_pathname == "/" else split_path(self._v_pathname)[1]
 
     @property
-    def file(self) -> File:
-        """The file the node belongs to."""
-        return self._file
+    def _v_hdf5name(self) -> str:
+        """The node's name in the HDF5 file (the same as :attr:`_v_name`)."""
+        return self._v_name
 
     @property
-    def parent(self) -> Group:
+    def _v_parent(self) -> Group:
         """The parent group.
 
         Raises
@@ -81,59 +90,71 @@ class Node(NodeCompat):
         AttributeError
             For the root group, which has none (PyTables gives the File there).
         """
-        if self._path == "/":
+        if self._v_pathname == "/":
             raise AttributeError("the root group has no parent group")
-        return self._file._get_group(split_path(self._path)[0])
+        return self._v_file._get_group(split_path(self._v_pathname)[0])
 
     @property
-    def depth(self) -> int:
+    def _v_depth(self) -> int:
         """Depth in the tree (0 for the root group)."""
-        return depth_of(self._path)
+        return depth_of(self._v_pathname)
 
     @property
-    def isopen(self) -> bool:
+    def _v_isopen(self) -> bool:
         """Whether the node can still be used."""
-        return self._isopen and self._file.isopen
+        return self._v__isopen and self._v_file.isopen
 
     @property
-    def attrs(self) -> AttributeSet:
-        """The node's attributes (PyTables' ``_v_attrs``)."""
+    def _v_attrs(self) -> AttributeSet:
+        """The node's attributes."""
         return AttributeSet(self)
 
     @property
-    def title(self) -> str:
+    def _v_title(self) -> str:
         """The node's title (its ``TITLE`` attribute; ``''`` if absent)."""
-        value = raw.read_string_attribute(self._h5id, "TITLE")
+        value = raw.read_string_attribute(self._g_h5id, "TITLE")
         return value if value is not None else ""
 
-    @title.setter
-    def title(self, value: str) -> None:
-        self._file._check_writable()
-        raw.write_sys_string(self._h5id, "TITLE", str(value))
+    @_v_title.setter
+    def _v_title(self, value: str) -> None:
+        self._v_file._check_writable()
+        raw.write_sys_string(self._g_h5id, "TITLE", str(value))
 
-    def _attr_changed(self, name: str) -> None:
+    def _g_attr_changed(self, name: str) -> None:
         """Hook called after attribute ``name`` is written, renamed or deleted."""
 
-    def is_visible(self) -> bool:
+    def _f_isvisible(self) -> bool:
         """Whether the node is visible (no hidden ``_i_``/``_p_`` component in its path)."""
-        return not is_hidden_path(self._path)
+        return not is_hidden_path(self._v_pathname)
+
+    def _f_getattr(self, name: str) -> Any:
+        """Return the node's attribute ``name``."""
+        return self._v_attrs._f_getattr(name)
+
+    def _f_setattr(self, name: str, value: Any) -> None:
+        """Set the node's attribute ``name``."""
+        self._v_attrs._f_setattr(name, value)
+
+    def _f_delattr(self, name: str) -> None:
+        """Delete the node's attribute ``name``."""
+        self._v_attrs._f_delattr(name)
 
     # ------------------------------------------------------------------ tree operations
-    def close(self) -> None:
+    def _f_close(self) -> None:
         """Close this node object; the file loads a fresh one on the next access."""
-        if self._isopen:
-            self._file._forget_node(self)
-            self._isopen = False
+        if self._v__isopen:
+            self._v_file._forget_node(self)
+            self._v__isopen = False
 
-    def remove(self, recursive: bool = False) -> None:
-        """Remove this node from the file (``recursive`` for non-empty groups)."""
-        self._file.remove_node(self, recursive=recursive)
+    def _f_remove(self, recursive: bool = False, force: bool = False) -> None:
+        """Remove this node from the file (``recursive`` or ``force`` for non-empty groups)."""
+        self._v_file.remove_node(self, recursive=recursive or force)
 
-    def rename(self, newname: str) -> None:
-        """Rename this node in place."""
-        self._file.rename_node(self, newname)
+    def _f_rename(self, newname: str, overwrite: bool = False) -> None:
+        """Rename this node in place (``overwrite`` replaces a sibling of that name)."""
+        self._v_file.rename_node(self, newname, overwrite=overwrite)
 
-    def move(
+    def _f_move(
         self,
         newparent: Any = None,
         newname: str | None = None,
@@ -141,11 +162,11 @@ class Node(NodeCompat):
         createparents: bool = False,
     ) -> None:
         """Move (and/or rename) this node; see :meth:`File.move_node`."""
-        self._file.move_node(
+        self._v_file.move_node(
             self, newparent, newname, overwrite=overwrite, createparents=createparents
         )
 
-    def copy(
+    def _f_copy(
         self,
         newparent: Any = None,
         newname: str | None = None,
@@ -155,7 +176,7 @@ class Node(NodeCompat):
         **kwargs: Any,
     ) -> Node:
         """Copy this node; see :meth:`File.copy_node`."""
-        return self._file.copy_node(
+        return self._v_file.copy_node(
             self,
             newparent,
             newname,
@@ -166,13 +187,13 @@ class Node(NodeCompat):
         )
 
     # ------------------------------------------------------------------ reprs
-    def _class_label(self) -> str:
+    def _g_class_label(self) -> str:
         return type(self).__name__
 
     def __str__(self) -> str:
-        return f"{self._path} ({self._class_label()}) {self.title!r}"
+        return f"{self._v_pathname} ({self._g_class_label()}) {self._v_title!r}"
 
     def __repr__(self) -> str:
-        if not self.isopen:
+        if not self._v_isopen:
             return f"<closed {type(self).__module__}.{type(self).__name__} at 0x{id(self):x}>"
         return str(self)

@@ -28,7 +28,7 @@ from hyperslab.nodes.naming import is_under
 class CachedNode(Protocol):
     """What the cache needs of a node: a path it can rewrite."""
 
-    _path: str
+    _v_pathname: str
 
 
 class NodeCache:
@@ -62,7 +62,7 @@ class NodeCache:
 
     def add(self, node: CachedNode) -> None:
         """Register a freshly loaded node."""
-        path = node._path
+        path = node._v_pathname
         self._live[path] = node
         if self.slots != 0:
             self._touch(path, node)
@@ -95,23 +95,24 @@ class NodeCache:
         """Forget ``path`` and everything below it; return the live nodes forgotten."""
         gone = [self._live[p] for p in list(self._live.keys()) if is_under(p, path)]
         for node in gone:
-            self._live.pop(node._path, None)
-            self._strong.pop(node._path, None)
+            self._live.pop(node._v_pathname, None)
+            self._strong.pop(node._v_pathname, None)
         return gone
 
     def repath(self, old: str, new: str) -> None:
         """Move ``old`` and everything below it to ``new``, rewriting the live nodes' paths."""
         moved = [self._live[p] for p in list(self._live.keys()) if is_under(p, old)]
-        kept_strong = {n._path for n in moved if n._path in self._strong}
+        kept_strong = {n._v_pathname for n in moved if n._v_pathname in self._strong}
         for node in moved:
-            self._live.pop(node._path, None)
-            self._strong.pop(node._path, None)
+            self._live.pop(node._v_pathname, None)
+            self._strong.pop(node._v_pathname, None)
         for node in moved:
-            was_strong = node._path in kept_strong
-            node._path = new + node._path[len(old) :] if old != "/" else node._path
-            self._live[node._path] = node
+            was_strong = node._v_pathname in kept_strong
+            path = node._v_pathname
+            node._v_pathname = new + path[len(old) :] if old != "/" else path
+            self._live[node._v_pathname] = node
             if was_strong:
-                self._strong[node._path] = node
+                self._strong[node._v_pathname] = node
 
     def live_nodes(self) -> Iterator[CachedNode]:
         """Every node object still alive (cached or held by user code)."""

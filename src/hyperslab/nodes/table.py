@@ -118,13 +118,13 @@ class Table(IndexedTable, Leaf):
         if self._description_ is None:
             layout = self._dataset.layout
             if layout is None:
-                raise TypeError(f"the dataset of {self._path} is not of a compound type")
+                raise TypeError(f"the dataset of {self._v_pathname} is not of a compound type")
             self._description_ = description_from_layout(layout, self._field_fills(layout.dtype))
         return self._description_
 
     def _field_fills(self, dtype: np.dtype[Any]) -> list[Any] | None:
         """Column defaults from the FIELD_<j>_FILL attributes, or None without them."""
-        h5id = self._h5id
+        h5id = self._g_h5id
         fills: list[Any] = []
         for j in range(_leaf_count(dtype)):
             try:  # all present as a rule (PyTables writes them all): no listing first
@@ -245,9 +245,9 @@ class Table(IndexedTable, Leaf):
         col = next((c for c in flat_columns(self.description) if c._v_pathname == colname),
                    None)
         if col is None:
-            raise KeyError(f"table {self._path} has no column {colname!r}")
+            raise KeyError(f"table {self._v_pathname} has no column {colname!r}")
         if not isinstance(col, EnumCol):
-            raise TypeError(f"column ``{colname}`` of table ``{self._path}`` is not of an "
+            raise TypeError(f"column ``{colname}`` of table ``{self._v_pathname}`` is not of an "
                             f"enumerated type")
         return col.enum
 
@@ -272,12 +272,12 @@ class Table(IndexedTable, Leaf):
         nrows = self.nrows
         index = operator.index(key)
         if not -nrows <= index < nrows:
-            raise IndexError(f"{label} {index} out of range for {where or self._path} "
+            raise IndexError(f"{label} {index} out of range for {where or self._v_pathname} "
                              f"with {nrows} rows")
         return index % nrows
 
     def _check_writable_table(self) -> None:
-        self._file._check_writable()
+        self._v_file._check_writable()
 
     # ------------------------------------------------------------------ appending
     def append(self, rows: Any) -> None:
@@ -308,14 +308,14 @@ class Table(IndexedTable, Leaf):
                 records = np.asarray(rows, dtype=dtype)
         except (ValueError, TypeError) as exc:
             raise ValueError(
-                f"rows {rows!r:.100} cannot be converted to the row type of {self._path} "
+                f"rows {rows!r:.100} cannot be converted to the row type of {self._v_pathname} "
                 f"({dtype}): {exc}"
             ) from exc
         if records.ndim == 0:
             records = records.reshape(1)
         if records.ndim != 1:
             raise ValueError(
-                f"rows for {self._path} must be one-dimensional, got shape {records.shape}"
+                f"rows for {self._v_pathname} must be one-dimensional, got shape {records.shape}"
             )
         return records
 
@@ -358,7 +358,7 @@ class Table(IndexedTable, Leaf):
         buffer = self._ensure_buffer()
         buffer[self._buffered] = record
         self._buffered += 1
-        self._file._unflushed.add(self)
+        self._v_file._unflushed.add(self)
         if self._buffered == len(buffer):
             records = buffer[: self._buffered].copy()
             self._buffered = 0
@@ -378,30 +378,30 @@ class Table(IndexedTable, Leaf):
             # NROWS is written on flush (an HDF5 attribute write costs as much as
             # appending a few thousand rows); the File flushes this table on close.
             self._nrows_stale = True
-            self._file._unflushed.add(self)
+            self._v_file._unflushed.add(self)
         rest = records[count:]
         if len(rest):  # fewer rows than a chunk (``final`` is False here)
             self._ensure_buffer()[: len(rest)] = rest
             self._buffered = len(rest)
-            self._file._unflushed.add(self)
+            self._v_file._unflushed.add(self)
 
     def _write_nrows(self) -> None:
         self._nrows_stale = False
-        if self._file._options.pytables_sys_attrs:
-            raw.write_int_attribute(self._h5id, "NROWS", self._io.nrows, "int64")
+        if self._v_file._options.pytables_sys_attrs:
+            raw.write_int_attribute(self._g_h5id, "NROWS", self._io.nrows, "int64")
 
     @property
-    def attrs(self) -> AttributeSet:
+    def _v_attrs(self) -> AttributeSet:
         """The table's attributes (PyTables' ``_v_attrs``), with NROWS up to date (buffered
         rows are written first)."""
-        if (self._nrows_stale or self._buffered) and self._file.mode != "r":
+        if (self._nrows_stale or self._buffered) and self._v_file.mode != "r":
             self._flush_rows()
-        return super().attrs
+        return super()._v_attrs
 
     def _row_updated(self, row: Row) -> None:
         """Note that ``row`` holds changes to write (on flush at the latest)."""
         self._updating.add(row)
-        self._file._unflushed.add(self)
+        self._v_file._unflushed.add(self)
 
     def _store_buffer(self) -> None:
         """Write the rows waiting in the append buffer."""
@@ -419,11 +419,11 @@ class Table(IndexedTable, Leaf):
         if self._nrows_stale:
             self._write_nrows()
         self._indexing.sync()
-        self._file._unflushed.discard(self)
+        self._v_file._unflushed.discard(self)
 
     def flush(self) -> None:
         """Write buffered rows and HDF5's buffers to the file."""
-        if self._isopen and self._file.mode != "r":
+        if self._v__isopen and self._v_file.mode != "r":
             self._flush_rows()
             self._dataset.flush()
 
@@ -503,7 +503,7 @@ class Table(IndexedTable, Leaf):
         if array.dtype == np.bool_:
             if array.shape != (nrows,):
                 raise IndexError(
-                    f"a boolean mask for {self._path} must have {nrows} elements, not "
+                    f"a boolean mask for {self._v_pathname} must have {nrows} elements, not "
                     f"{array.shape}"
                 )
             return np.flatnonzero(array)
@@ -517,7 +517,7 @@ class Table(IndexedTable, Leaf):
         if bad.any():
             raise IndexError(
                 f"row coordinate {array.reshape(-1)[np.argmax(bad)]} is out of range for "
-                f"{self._path} with {nrows} rows"
+                f"{self._v_pathname} with {nrows} rows"
             )
         return result
 
@@ -609,12 +609,12 @@ class Table(IndexedTable, Leaf):
         if end > self.nrows:
             raise IndexError(
                 f"this modification (rows up to {end}) would exceed the length of "
-                f"{self._path} ({self.nrows} rows); giving up"
+                f"{self._v_pathname} ({self.nrows} rows); giving up"
             )
         if len(rows) != count:
             raise ValueError(
                 f"the value has {count} rows but the range {begin}:{end}:{stride} of "
-                f"{self._path} selects {len(rows)}"
+                f"{self._v_pathname} selects {len(rows)}"
             )
         return rows
 

@@ -199,17 +199,17 @@ class Column(Reducible):
 
     @property
     def _table_file(self) -> Any:
-        return self.table._file
+        return self.table._v_file
 
     @property
     def _table_path(self) -> str:
-        return self.table._path
+        return self.table._v_pathname
 
     def __len__(self) -> int:
         return self.table.nrows
 
     def _where(self) -> str:
-        return f"column {self.pathname!r} of {self.table._path}"
+        return f"column {self.pathname!r} of {self.table._v_pathname}"
 
     def __getitem__(self, key: Any) -> Any:
         """Values by int, slice (any step), int array or boolean mask."""
@@ -260,7 +260,7 @@ class Column(Reducible):
             yield from field_of(block, self.pathname)
 
     def __repr__(self) -> str:
-        return (f"{self.table._path}.cols.{self.pathname.replace('/', '.')} "
+        return (f"{self.table._v_pathname}.cols.{self.pathname.replace('/', '.')} "
                 f"(Column({self.table.nrows},), {self.dtype.base}, idx=None)")
 
     __str__ = __repr__
@@ -329,7 +329,7 @@ class Cols:
         node: Column | Cols = self
         for part in colname.split("/"):
             if not isinstance(node, Cols) or part not in node._children:
-                raise KeyError(f"table {self._v_table._path} has no column {colname!r}")
+                raise KeyError(f"table {self._v_table._v_pathname} has no column {colname!r}")
             node = node._children[part]
         return node
 
@@ -337,7 +337,7 @@ class Cols:
         children = self.__dict__.get("_children", {})
         if name in children:
             return children[name]
-        raise AttributeError(f"table {self._v_table._path} has no column {name!r}")
+        raise AttributeError(f"table {self._v_table._v_pathname} has no column {name!r}")
 
     def __dir__(self) -> list[str]:
         return sorted(set(super().__dir__()) | set(self._children))
@@ -354,7 +354,7 @@ class Cols:
     def __repr__(self) -> str:
         table = self._v_table
         path = self._v_path
-        where = f"{table._path}.cols" + (f".{path.replace('/', '.')}" if path else "")
+        where = f"{table._v_pathname}.cols" + (f".{path.replace('/', '.')}" if path else "")
         lines = [f"{where} (Cols), {len(self._children)} columns"]
         for name, child in self._children.items():
             if isinstance(child, Cols):

@@ -123,7 +123,7 @@ def create_table(
     if expectedrows is None or expectedrows < 0:
         raise ValueError(f"expectedrows must be a non-negative int, not {expectedrows!r}")
     dtype, time_fields, enums = storage_spec(descr, byteorder)
-    filters = filters if filters is not None else parent.filters
+    filters = filters if filters is not None else parent._v_filters
     chunks = _chunkshape(chunkshape, dtype.itemsize, expectedrows, filters)
     check_pipeline_available(filters)
     pipeline = [
@@ -133,7 +133,7 @@ def create_table(
     fill = np.asarray(default_row(descr)).astype(dtype)
     encode_time64_fields(fill, time64_paths(dtype, time_fields))
     dataset = create_table_dataset(
-        parent._h5id, name, dtype=dtype, time_fields=time_fields, enums=enums, chunks=chunks,
+        parent._g_h5id, name, dtype=dtype, time_fields=time_fields, enums=enums, chunks=chunks,
         pipeline=pipeline, fill_row=fill, track_times=track_times, byteorder=byteorder,
     )
     if file._options.pytables_sys_attrs:

@@ -98,9 +98,10 @@ class TableIndexes:
         name = OLD_HYPERSLAB_PREFIX + self.table.name
         if not self._warned and name in parent:
             self._warned = True
-            warnings.warn(f"{parent._path}/{name} holds indexes of table {self.table._path} "
-                          f"in a layout of hyperslab's that nothing reads any more; they "
-                          f"are ignored: remove that group and create the indexes again",
+            warnings.warn(f"{parent._v_pathname}/{name} holds indexes of table "
+                          f"{self.table._v_pathname} in a layout of hyperslab's that "
+                          f"nothing reads any more; they are ignored: remove that group "
+                          f"and create the indexes again",
                           OldIndexWarning, stacklevel=4)
 
     def open(self, colpath: str) -> ColumnIndex | None:
@@ -125,20 +126,20 @@ class TableIndexes:
     def autoindex(self) -> bool:
         """The table's ``AUTO_INDEX`` (its ``_i_`` group's attribute; True if unset)."""
         table = self.table
-        path = indexlayout.container_path(table._path)
-        if path not in table._file:
+        path = indexlayout.container_path(table._v_pathname)
+        if path not in table._v_file:
             return True
-        group = table._file.get_node(path)
-        if not raw.has_attribute(group._h5id, "AUTO_INDEX"):
+        group = table._v_file.get_node(path)
+        if not raw.has_attribute(group._g_h5id, "AUTO_INDEX"):
             return True
-        return bool(raw.read_attribute(group._h5id, "AUTO_INDEX"))
+        return bool(raw.read_attribute(group._g_h5id, "AUTO_INDEX"))
 
     @autoindex.setter
     def autoindex(self, value: bool) -> None:
         table = self.table
         table._check_writable_table()
         group = indexlayout.ensure_container(table)
-        raw.write_int_attribute(group._h5id, "AUTO_INDEX", int(bool(value)), "int32")
+        raw.write_int_attribute(group._g_h5id, "AUTO_INDEX", int(bool(value)), "int32")
 
     # ------------------------------------------------------------------ building
     def create(self, colpath: str, **options: Any) -> int:
@@ -198,7 +199,7 @@ class TableIndexes:
         appended rows (or rebuild dirty indexes) when it is on, mark them dirty when off.
         Called once the table's buffered rows are written (flush, before reads)."""
         table = self.table
-        if self._syncing or table._file.mode == "r" or not self.indexes:
+        if self._syncing or table._v_file.mode == "r" or not self.indexes:
             return
         self._syncing = True
         try:
@@ -224,7 +225,7 @@ class TableIndexes:
         ``columns`` only, if given: on a read-only file, only those are opened)."""
         table = self.table
         found: dict[str, ColumnIndex] = {}
-        if columns is not None and self._indexes is None and table._file.mode == "r":
+        if columns is not None and self._indexes is None and table._v_file.mode == "r":
             for colpath in columns:
                 index = self.open(colpath)
                 if index is not None:
@@ -252,7 +253,7 @@ class TableIndexes:
         table = self.table
         column = table.cols._f_col(sortby) if isinstance(sortby, str) else sortby
         if not isinstance(column, Column) or column.table is not table:
-            raise TypeError(f"`sortby` can only be a `Column` of {table._path} or a column "
+            raise TypeError(f"`sortby` can only be a `Column` of {table._v_pathname} or a column "
                             f"name, but you passed an object of type: {type(sortby)}")
         pathname = column.pathname
         index = self.usable().get(pathname)
@@ -260,10 +261,10 @@ class TableIndexes:
             state = ("its index is dirty" if pathname in self.indexes and index is None
                      else "it has no 'full' index")
             raise ValueError(f"Field `{pathname}` must have associated a 'full' index in "
-                             f"table `{table._path}` ({state})")
+                             f"table `{table._v_pathname}` ({state})")
         if check_csi and not index.is_csi:
             raise ValueError(f"Field `{pathname}` must have associated a CSI index in "
-                             f"table `{table._path}`, but the existing one is not")
+                             f"table `{table._v_pathname}`, but the existing one is not")
         return index
 
     def sorted_rows(self, index: ColumnIndex, start: int | None, stop: int | None,

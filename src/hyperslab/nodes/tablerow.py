@@ -171,7 +171,7 @@ class Row:
         except (ValueError, TypeError) as exc:
             raise TypeError(
                 f"value {value!r:.80} cannot be stored in field {key!r} of "
-                f"{self._table._path} (dtype {column.dtype}): {exc}"
+                f"{self._table._v_pathname} (dtype {column.dtype}): {exc}"
             ) from exc
 
     def fetch_all_fields(self) -> Any:
@@ -234,7 +234,7 @@ class Row:
         self._table._updating.discard(self)
 
     def __repr__(self) -> str:
-        path = self._table._path
+        path = self._table._v_pathname
         if self._records is None:
             return (f"Warning: Row iterator has not been initialized for table:\n  {path}\n"
                     f" You will normally want to use this object in iterator contexts.")
