@@ -140,6 +140,8 @@ class TableIndexes:
         table._check_writable_table()
         group = indexlayout.ensure_container(table)
         raw.write_int_attribute(group._g_h5id, "AUTO_INDEX", int(bool(value)), "int32")
+        if value:  # as in PyTables, the next flush rebuilds the dirty indexes
+            table._v_file._unflushed.add(table)
 
     # ------------------------------------------------------------------ building
     def create(self, colpath: str, **options: Any) -> int:
@@ -182,7 +184,9 @@ class TableIndexes:
 
     # ------------------------------------------------------------------ keeping in step
     def touched(self, columns: Iterable[str] | None = None) -> None:
-        """Rows were changed or removed (in ``columns``, or all): their indexes are dirty."""
+        """Rows were changed or removed (in ``columns``, or all): their indexes are dirty
+        now, and rebuilt when the table is next flushed (at the latest when the file is
+        closed) or queried, if ``autoindex`` is on."""
         indexes = self.indexes
         if not indexes:
             return
@@ -193,6 +197,7 @@ class TableIndexes:
                 continue
             if not index.dirty:
                 index.dirty = True
+        self.table._v_file._unflushed.add(self.table)  # flush() brings them up to date
 
     def sync(self) -> None:
         """Bring the indexes up to date with the stored rows, as ``autoindex`` says: merge
