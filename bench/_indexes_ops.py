@@ -52,6 +52,14 @@ SORTED_NODE = "sorted"
 PROBE_FRACTION = 0.001
 """The share of the rows the checking query of an index selects."""
 MODES = ("indexed", "in-kernel", "sorted")
+
+
+def rival_name(library: str, mode: str, files_of: str = "") -> str:
+    """The name of the rival ``library`` in ``mode``, querying the file ``files_of`` wrote
+    (its own when empty): ``'hyperslab indexed'``, ``'hyperslab sorted (index by PyTables)'``.
+    """
+    name = library if mode == "create" else f"{library} {mode}"
+    return f"{name} (index by {files_of})" if files_of else name
 SMOKE_ROWS = 3000
 SMOKE_CODECS = ("none", "blosc2:lz4")
 """The codecs of the smoke tests (the default ones of the benchmark)."""

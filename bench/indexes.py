@@ -22,7 +22,10 @@ default none and blosc2:lz4), then indexes its own copies.  Two parts:
     table), ``indexed`` (a copy with a full:9 index on col4, :data:`QUERY_INDEX`: the
     ``create`` part's file where it made one, :func:`reusable_indexes`) and
     ``sorted`` (``table.copy(newname="sorted", sortby="col4", checkCSI=True,
-    propindexes=True)`` of the indexed table); and SQLite (Python's ``sqlite3``): the same
+    propindexes=True)`` of the indexed table); hyperslab also queries the file PyTables
+    indexed and its sorted copy (the rivals ``hyperslab indexed (index by PyTables)`` and
+    ``hyperslab sorted (index by PyTables)``: the same file, table and index as ``PyTables
+    indexed`` and ``PyTables sorted``); and SQLite (Python's ``sqlite3``): the same
     rows in a table with an index on col4, ``SELECT col2 FROM t WHERE col4 >= ? AND col4
     < ?`` (:data:`SQL`).  Each is timed ``cold`` (open, query, close: a file or connection
     just opened) and ``warm`` (the query again on the file or connection that ran it).
@@ -71,6 +74,7 @@ from bench._indexes_ops import (
     probe_of,
     query_sqlite,
     query_table,
+    rival_name,
     run_checked,
     smoke_test,
     sort_table,
@@ -131,7 +135,9 @@ BASELINES = {"create": "hyperslab", "query": "hyperslab indexed"}
 @dataclasses.dataclass(frozen=True)
 class IndexRival(Rival):
     """A rival: ``library`` (hyperslab, PyTables or SQLite) in ``mode`` (``indexed``,
-    ``in-kernel``, ``sorted``, or ``create`` for the index creation).
+    ``in-kernel``, ``sorted``, or ``create`` for the index creation), querying the file
+    ``files_of`` wrote (its own by default: hyperslab also queries the table and index
+    PyTables wrote, the same file PyTables queries).
 
     hyperslab and PyTables are available only if their :func:`smoke_test` of the mode
     passes.
@@ -139,6 +145,12 @@ class IndexRival(Rival):
 
     library: str = ""
     mode: str = ""
+    files_of: str = ""
+
+    @property
+    def writer(self) -> str:
+        """The library whose file the rival queries."""
+        return self.files_of or self.library
 
     def unavailable_reason(self) -> str | None:
         """Return why this rival cannot run here (import or smoke test), or None."""
@@ -148,16 +160,22 @@ class IndexRival(Rival):
         return reason
 
 
-def _rival(library: str, mode: str) -> IndexRival:
-    name = library if mode == "create" else f"{library} {mode}"
+def _rival(library: str, mode: str, files_of: str = "") -> IndexRival:
+    name = rival_name(library, mode, files_of)
     modules = ("sqlite3", "numpy") if library == SQLITE else (MODULES[library],)
-    return IndexRival(name, modules, None, library, mode)
+    if files_of:
+        modules = (*modules, MODULES[files_of])
+    return IndexRival(name, modules, None, library, mode, files_of)
 
+
+ON_PYTABLES_INDEX = tuple(_rival("hyperslab", mode, "PyTables") for mode in ("indexed", "sorted"))
+"""hyperslab querying the file PyTables wrote and indexed (and its sorted copy)."""
 
 PART_RIVALS: dict[str, tuple[IndexRival, ...]] = {
     "create": tuple(_rival(lib, "create") for lib in LIBRARIES),
     "query": (
         *(_rival(lib, mode) for lib in LIBRARIES for mode in MODES),
+        *ON_PYTABLES_INDEX,
         _rival(SQLITE, "indexed"),
     ),
 }
@@ -271,7 +289,7 @@ def run_case(rival: str, case: str, params: dict[str, Any], timer: Timer) -> Any
                 query_sqlite(params["sqlite"], params["limits"], params["cache"], timer)
             )
         else:
-            files = params["files"][who.library]
+            files = params["files"][who.writer]
             path = files["plain" if who.mode == "in-kernel" else "indexed"]
             node = SORTED_NODE if who.mode == "sorted" else NODE
             values = query_table(who.library, path, node, params["limits"], params["cache"], timer)
@@ -687,7 +705,8 @@ def choose_rivals(options: Options) -> dict[str, list[IndexRival]]:
         "query": [
             r
             for r in PART_RIVALS["query"]
-            if r.library in options.libraries and (r.library == SQLITE or r.mode in options.modes)
+            if r.library in options.libraries and r.writer in options.libraries
+            and (r.library == SQLITE or r.mode in options.modes)
         ],
     }
     return {part: chosen[part] for part in options.parts if chosen[part]}
@@ -740,7 +759,8 @@ def _run_part(
     args: argparse.Namespace,
 ) -> BenchmarkResult | None:
     """Run one part (None, said on stderr, if it could not run)."""
-    usable = [r for r in rivals if r.library not in prepared.dropped]
+    usable = [r for r in rivals
+              if r.library not in prepared.dropped and r.writer not in prepared.dropped]
     spec = build_spec(part, prepared, usable, cases, args.fresh_process)
     print_progress(f"part {part}: {len(cases)} cases, rivals {[r.name for r in usable]}")
     try:
