@@ -31,6 +31,7 @@ import numpy as np
 
 from hyperslab.compute.conditions import BoundCondition
 from hyperslab.compute.indexplan import And, IndexPlan, Or, PlanNode, ValueSet, plan_condition
+from hyperslab.nodes.indexstore import sorted_unique
 
 __all__ = ["PLAN_CACHE_SLOTS", "SCAN_CHUNK_SHARE", "SCAN_SHARE", "candidate_batches",
            "candidate_rows", "read_batches", "used_columns"]
@@ -134,7 +135,7 @@ def candidate_rows(node: PlanNode, indexes: Mapping[str, Any],
         return rows
     assert isinstance(node, Or)
     parts = [candidate_rows(part, indexes, memo) for part in node.parts]
-    return np.unique(np.concatenate(parts)) if parts else np.empty(0, dtype=np.int64)
+    return sorted_unique(np.concatenate(parts)) if parts else np.empty(0, dtype=np.int64)
 
 
 def _largest_run(node: PlanNode, indexes: Mapping[str, Any],
@@ -164,7 +165,7 @@ def _spread(node: PlanNode, indexes: Mapping[str, Any], chunkrows: int, chunks: 
         return False
     index, run = found
     sample = index.candidate_rows([run], limit=_SAMPLE_ROWS)
-    return len(np.unique(sample // chunkrows)) > SCAN_CHUNK_SHARE * chunks
+    return len(sorted_unique(sample // chunkrows)) > SCAN_CHUNK_SHARE * chunks
 
 
 def _in_window(rows: np.ndarray, start: int, stop: int, step: int) -> np.ndarray:
@@ -196,7 +197,7 @@ def candidate_batches(
         return None
     rows = _in_window(candidate_rows(plan.node, indexes, memo), start, stop, step)
     if many and len(rows) > SCAN_SHARE * examined and (
-            len(np.unique(rows // chunkrows)) > SCAN_CHUNK_SHARE * chunks):
+            len(sorted_unique(rows // chunkrows)) > SCAN_CHUNK_SHARE * chunks):
         return None
     return read_batches(io, rows), len(rows)
 

@@ -56,7 +56,7 @@ def class_by_name(classname: str | None) -> type[Node] | None:
         ) from None
 
 
-GROUP_CLASSIDS = frozenset({"GROUP", "TINDEX", "INDEX", "CINDEX", "TRANSGROUP", "TRANSG",
+GROUP_CLASSIDS = frozenset({"GROUP", "TINDEX", "DINDEX", "INDEX", "CINDEX", "TRANSGROUP", "TRANSG",
                             "MARKG"})
 """CLASS values of PyTables groups (index and undo-log groups are plain groups here)."""
 
