@@ -740,3 +740,24 @@ def test_indexes_are_hidden_from_hyperslab_and_pytables(tmp_path: Path) -> None:
                                       np.sort(records["nest"]["x"]))
         np.testing.assert_array_equal(np.sort(table.get_where_list("x < 0", {
             "x": table.cols.nest.x})), np.flatnonzero(records["nest"]["x"] < 0))
+
+
+def test_sorted_reads_follow_pytables_indexes(tmp_path: Path) -> None:
+    """read_sorted, itersorted and copy(sortby=) on a full index PyTables built (in small
+    slices, so not completely sorted): the order PyTables reads."""
+    records = _records(ROWS, seed=11, nan=False)
+    path = tmp_path / "t.h5"
+    _pytables_indexed(path, records, "full", 3)
+    with tables.open_file(str(path), "a") as f:
+        table = f.root.t
+        theirs = (table.read_sorted("i4"), table.read_sorted("f8", start=5, stop=600, step=7),
+                  [row["u4"] for row in table.itersorted("s", step=3)], table.cols.i4.index.is_csi)
+        table.copy(newname="by_pytables", sortby="f8")
+    with hyperslab.open_file(path, "a") as f:
+        table = f.root.t
+        ours = (table.read_sorted("i4"), table.read_sorted("f8", start=5, stop=600, step=7),
+                [row["u4"] for row in table.itersorted("s", step=3)], table.cols.i4.index.is_csi)
+        copy = table.copy(newname="by_hyperslab", sortby="f8")
+        np.testing.assert_array_equal(copy.read(), f.root.by_pytables.read())
+    for a, b in zip(ours, theirs, strict=True):
+        np.testing.assert_array_equal(a, b)

@@ -705,14 +705,14 @@ class ColumnIndex:
         was_dirty = state.dirty
         self.dirty = True
         writer = SliceWriter(self._group(), geometry, state.nslices)
-        start = state.nslices * geometry.slicesize
+        first = start = state.nslices * geometry.slicesize
         after_first = False  # PyTables: 'is_csi' is false once a part follows a slice
         while start < nrows:
             stop = min(nrows, start + geometry.slicesize)
             values = np.asarray(read(start, stop))
             rows = np.arange(start, stop, dtype=np.int64)
-            if self.exact and state.nelements_ilr and start == state.nslices * \
-                    geometry.slicesize:  # a full index's last row keeps its entries
+            if self.exact and state.nelements_ilr and start == first:
+                # A full index's last row keeps its entries (they may be any rows).
                 kept = state.nelements_ilr
                 values[:kept] = self._arrays.sorted_lr.read(0, kept)
                 rows[:kept] = self._arrays.indices_lr.read(0, kept).astype(np.int64)
