@@ -202,6 +202,11 @@ def build_index(
     geometry = Geometry(superblocksize, blocksize, slicesize, chunksize, reduction,
                         indsize, bucket_rows(indsize, int(chunks[0]) if chunks else 1,
                                              chunksize, slicesize, blocksize))
+    run_rows = run_rows or run_rows_for(dtype)
+    parts = segments(nrows, geometry)
+    totals = [progress_total(hi - lo, run_rows) for _, lo, hi in parts]
+    report = progress_for(progress, f"indexing {table._v_pathname}.cols."
+                          f"{colpath.replace('/', '.')}", nrows, sum(totals))
     container = ensure_container(table)
     parent = ensure_description_groups(table, container, colpath, filters)
     name = colpath.split("/")[-1]
@@ -212,11 +217,6 @@ def build_index(
                                filters, atom, table.byteorder, expectedrows)
     try:
         writer = SliceWriter(group, geometry)
-        run_rows = run_rows or run_rows_for(dtype)
-        parts = segments(nrows, geometry)
-        totals = [progress_total(hi - lo, run_rows) for _, lo, hi in parts]
-        report = progress_for(progress, f"indexing {table._v_pathname}.cols."
-                              f"{colpath.replace('/', '.')}", nrows, sum(totals))
 
         def read(lo: int, hi: int) -> AnyArray:
             return np.asarray(column[lo:hi], dtype=dtype)
@@ -244,7 +244,6 @@ def build_index(
     index = open_index(table, colpath, required=True)
     assert index is not None
     return index
-
 
 
 def segments(nrows: int, geometry: Geometry) -> list[tuple[int, int, int]]:

@@ -157,7 +157,7 @@ class TableIndexes:
         """Build ``index`` again from the column, with the same kind, level and filters
         (and sizes for the rows now expected, as PyTables' reindex)."""
         rebuilt = build_index(self.table, index.colpath, kind=index.kind,
-                                    optlevel=index.optlevel, filters=index.filters)
+                              optlevel=index.optlevel, filters=index.filters)
         self.indexes[index.colpath] = rebuilt
         return rebuilt
 

@@ -51,16 +51,10 @@ class Vector:
 
     def __init__(self, dsid: Any, name: str) -> None:
         self._name = name
-        if not isinstance(dsid, h5d.DatasetID):
-            raise TypeError(f"{name} is not a dataset")
-        if dsid.get_space().get_simple_extent_ndims() != 1:
-            raise TypeError(f"{name} is not one-dimensional")
         self._dsid = dsid
         self.dtype: np.dtype[Any]
-        self.dtype, self._mtype = _memory_type(dsid.get_type(), name)
-        dcpl = dsid.get_create_plist()
-        chunked = dcpl.get_layout() == h5d.CHUNKED
-        self.chunks: tuple[int, ...] | None = tuple(dcpl.get_chunk()) if chunked else None
+        self.chunks: tuple[int, ...] | None
+        _, self.dtype, self._mtype, self.chunks = _describe(dsid, name, 1)
 
     def __len__(self) -> int:
         return int(self._dsid.get_space().shape[0])
@@ -131,18 +125,11 @@ class Matrix:
 
     def __init__(self, dsid: Any, name: str) -> None:
         self._name = name
-        if not isinstance(dsid, h5d.DatasetID):
-            raise TypeError(f"{name} is not a dataset")
-        space = dsid.get_space()
-        if space.get_simple_extent_ndims() != 2:
-            raise TypeError(f"{name} is not two-dimensional")
         self._dsid = dsid
-        self.shape: tuple[int, int] = (int(space.shape[0]), int(space.shape[1]))
         self.dtype: np.dtype[Any]
-        self.dtype, self._mtype = _memory_type(dsid.get_type(), name)
-        dcpl = dsid.get_create_plist()
-        chunked = dcpl.get_layout() == h5d.CHUNKED
-        self.chunks: tuple[int, ...] | None = tuple(dcpl.get_chunk()) if chunked else None
+        self.chunks: tuple[int, ...] | None
+        shape, self.dtype, self._mtype, self.chunks = _describe(dsid, name, 2)
+        self.shape: tuple[int, int] = (shape[0], shape[1])
 
     @property
     def dsid(self) -> Any:
@@ -194,6 +181,27 @@ class Matrix:
                 raise HDF5ExtError(f"cannot read {count} elements at {offset} of "
                                    f"{self._name}: {exc}") from exc
         return out
+
+
+def _describe(dsid: Any, name: str, ndim: int
+              ) -> tuple[tuple[int, ...], np.dtype[Any], h5t.TypeID, tuple[int, ...] | None]:
+    """Shape, native dtype, memory type and chunk shape of a dataset of ``ndim``
+    dimensions.
+
+    Raises
+    ------
+    TypeError
+        If ``dsid`` is not a dataset of ``ndim`` dimensions of the types read here.
+    """
+    if not isinstance(dsid, h5d.DatasetID):
+        raise TypeError(f"{name} is not a dataset")
+    space = dsid.get_space()
+    if space.get_simple_extent_ndims() != ndim:
+        raise TypeError(f"{name} is not {('one', 'two')[ndim - 1]}-dimensional")
+    dtype, mtype = _memory_type(dsid.get_type(), name)
+    dcpl = dsid.get_create_plist()
+    chunks = tuple(dcpl.get_chunk()) if dcpl.get_layout() == h5d.CHUNKED else None
+    return tuple(int(n) for n in space.shape), dtype, mtype, chunks
 
 
 @functools.cache
