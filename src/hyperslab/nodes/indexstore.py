@@ -35,7 +35,7 @@ import operator
 import threading
 from collections import OrderedDict
 from collections.abc import Iterator
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -49,13 +49,12 @@ from hyperslab.nodes.indexlayout import (
 )
 from hyperslab.nodes.indexsizes import (
     Geometry,
-    bucket_rows,
 )
+from hyperslab.nodes.indexstate import State, malformed, open_array, read_state
 from hyperslab.nodes.indexwriter import SliceWriter
 from hyperslab.nodes.tablecols import Column
 from hyperslab.storage import attributes as raw
 from hyperslab.storage import tree
-from hyperslab.storage.vectors import Matrix, Vector
 
 if TYPE_CHECKING:
     from hyperslab.nodes.table import Table
@@ -71,105 +70,6 @@ it was built for (another program renamed that table without its indexes and gav
 to a new one) is then never used."""
 
 _CACHED_CHUNKS = 16  # sorted chunks kept per index object
-_GAP = object()  # no value
-
-
-# ---------------------------------------------------------------------- state
-class State(NamedTuple):
-    """What a column index group says of itself (read when the index is opened)."""
-
-    version: str
-    geometry: Geometry
-    optlevel: int
-    dirty: bool
-    nslices: int
-    nelements_slr: int  # sorted values in the last row
-    nelements_ilr: int  # entries in the last row
-
-    @property
-    def nelements(self) -> int:
-        """Rows indexed: rows ``0 .. nelements - 1`` of the table."""
-        return self.nslices * self.geometry.slicesize + self.nelements_ilr
-
-
-def _malformed(path: str, why: str) -> HDF5ExtError:
-    return HDF5ExtError(f"the column index {path} is malformed: {why}")
-
-
-def _int_attribute(gid: Any, path: str, name: str, default: Any = _GAP) -> int:
-    try:
-        return raw.read_int_attribute(gid, name)
-    except KeyError:
-        if default is not _GAP:
-            return int(default)
-        raise _malformed(path, f"it has no {name!r} attribute") from None
-    except TypeError:
-        raise _malformed(path, f"its {name!r} attribute is not an integer") from None
-
-
-class _Arrays(NamedTuple):
-    """The datasets a lookup reads, opened without nodes."""
-
-    sorted: Matrix
-    indices: Matrix
-    sorted_lr: Vector
-    indices_lr: Vector
-
-
-def _open_array(gid: Any, path: str, name: str, two_d: bool) -> Any:
-    try:
-        oid = tree.open_child(gid, name)
-        return (Matrix if two_d else Vector)(oid, f"{path}/{name}")
-    except KeyError:
-        raise _malformed(path, f"it has no {name!r} dataset") from None
-    except TypeError as exc:
-        raise _malformed(path, str(exc)) from None
-
-
-def read_state(gid: Any, path: str, table_chunkrows: int) -> tuple[State, _Arrays]:
-    """The state of the index in column group ``gid`` (at ``path``) and its arrays, as
-    PyTables' ``Index`` reads them (version 2.0 and later).
-
-    Raises
-    ------
-    HDF5ExtError
-        If an attribute or array is missing or does not fit the others.
-    """
-    version = raw.read_string_attribute(gid, "VERSION") or "2.1"
-    sizes = [_int_attribute(gid, path, name) for name in
-             ("superblocksize", "blocksize", "slicesize", "chunksize")]
-    optlevel = _int_attribute(gid, path, "optlevel")
-    dirty = bool(_int_attribute(gid, path, "DIRTY", 0))
-    reduction = _int_attribute(gid, path, "reduction") if version > "2.0" else 1
-    arrays = _Arrays(*(_open_array(gid, path, name, two_d) for name, two_d in (
-        ("sorted", True), ("indices", True), ("sortedLR", False), ("indicesLR", False))))
-    superblocksize, blocksize, slicesize, chunksize = sizes
-    indsize = arrays.indices.dtype.itemsize
-    if (min(sizes) < 1 or reduction < 1 or indsize not in (1, 2, 4, 8)
-            or arrays.indices.dtype.kind not in "iu"
-            or arrays.indices.shape[1] != slicesize
-            or arrays.sorted.shape != (arrays.indices.shape[0], slicesize // reduction)
-            or chunksize // reduction < 1 or slicesize // reduction <= chunksize // reduction
-            or len(arrays.indices_lr) < slicesize):
-        raise _malformed(path, f"sizes {sizes}, reduction {reduction}, sorted "
-                               f"{arrays.sorted.shape}, indices {arrays.indices.shape} of "
-                               f"{arrays.indices.dtype}")
-    lbucket = bucket_rows(indsize, table_chunkrows, chunksize, slicesize, blocksize)
-    geometry = Geometry(superblocksize, blocksize, slicesize, chunksize, reduction, indsize,
-                        lbucket)
-    if version > "2.0":
-        nslr = _int_attribute(arrays.sorted_lr.dsid, path + "/sortedLR", "nelements")
-        nilr = _int_attribute(arrays.indices_lr.dsid, path + "/indicesLR", "nelements")
-    else:
-        nilr = int(arrays.indices_lr.read(len(arrays.indices_lr) - 1,
-                                          len(arrays.indices_lr))[0])
-        nslr = nilr
-    if not (0 <= nilr < slicesize and nslr == -(-nilr // reduction)
-            and len(arrays.sorted_lr) >= nslr + 2 + geometry.nbounds):
-        raise _malformed(path, f"its last row holds {nslr} sorted values for {nilr} "
-                               f"entries (reduction {reduction})")
-    state = State(version, geometry, optlevel, dirty, arrays.sorted.shape[0], nslr, nilr)
-    return state, arrays
 
 
 # ---------------------------------------------------------------------- the index
@@ -354,9 +254,9 @@ class ColumnIndex:
         """``ranges`` of the full slices (read once)."""
         ranges = self._ranges_
         if ranges is None:
-            matrix = _open_array(self._gid, self._v_pathname, "ranges", True)
+            matrix = open_array(self._gid, self._v_pathname, "ranges", True)
             if matrix.shape[0] < self.nslices or matrix.shape[1] != 2:
-                raise _malformed(self._v_pathname, f"'ranges' of shape {matrix.shape} for "
+                raise malformed(self._v_pathname, f"'ranges' of shape {matrix.shape} for "
                                              f"{self.nslices} slices")
             ranges = self._ranges_ = matrix.read_rows(0, self.nslices)
         return ranges
@@ -365,10 +265,10 @@ class ColumnIndex:
         """``bounds`` of the full slices (read once)."""
         bounds = self._bounds_
         if bounds is None:
-            matrix = _open_array(self._gid, self._v_pathname, "bounds", True)
+            matrix = open_array(self._gid, self._v_pathname, "bounds", True)
             nbounds = self.geometry.nbounds
             if matrix.shape[0] < self.nslices or matrix.shape[1] != nbounds:
-                raise _malformed(self._v_pathname, f"'bounds' of shape {matrix.shape} for "
+                raise malformed(self._v_pathname, f"'bounds' of shape {matrix.shape} for "
                                              f"{self.nslices} slices of {nbounds} bounds")
             bounds = self._bounds_ = matrix.read_rows(0, self.nslices)
         return bounds
@@ -823,8 +723,6 @@ __all__ = [
     "TABLE_ADDRESS",
     "ColumnIndex",
     "Run",
-    "State",
     "open_index",
-    "read_state",
     "sorted_unique",
 ]
