@@ -761,3 +761,18 @@ def test_sorted_reads_follow_pytables_indexes(tmp_path: Path) -> None:
         np.testing.assert_array_equal(copy.read(), f.root.by_pytables.read())
     for a, b in zip(ours, theirs, strict=True):
         np.testing.assert_array_equal(a, b)
+
+
+def test_sizes_equal_pytables_arithmetic() -> None:
+    """calc_blocksizes and reduction_level give PyTables' idxutils' answers."""
+    from tables import idxutils
+
+    from hyperslab.nodes.indexsizes import calc_blocksizes, reduction_level
+
+    for expected in (0, 999, 10**5, 300_000, 10**7, 5 * 10**10, 10**13):
+        for optlevel in range(10):
+            for indsize in (1, 2, 4, 8):
+                sizes = idxutils.calc_chunksize(expected, optlevel, indsize)
+                assert calc_blocksizes(expected, optlevel, indsize, 8) == sizes
+                assert reduction_level(indsize, optlevel, sizes[2], sizes[3]) == \
+                    idxutils.get_reduction_level(indsize, optlevel, sizes[2], sizes[3])
