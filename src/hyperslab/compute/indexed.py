@@ -110,7 +110,8 @@ def _runs(value_set: ValueSet, index: Any, memo: dict[int, Runs] | None = None) 
 def _count(node: PlanNode, indexes: Mapping[str, Any], memo: dict[int, Runs]) -> int:
     """An estimate of the candidates of ``node`` (from index positions only)."""
     if isinstance(node, ValueSet):
-        return sum(stop - start for _, start, stop in _runs(node, indexes[node.column], memo))
+        index = indexes[node.column]
+        return int(index.entries(_runs(node, index, memo)))
     counts = [_count(part, indexes, memo) for part in node.parts]
     return min(counts) if isinstance(node, And) else sum(counts)
 

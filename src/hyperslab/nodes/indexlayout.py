@@ -216,6 +216,21 @@ def create_index_group(table: Table, parent: Group, name: str, column_name: str,
     return group
 
 
+def count_overlaps(ranges: AnyArray) -> int:
+    """How many pairs of slices overlap, from their ``(first, last)`` values in index
+    order (PyTables' ``compute_overlaps``: slice i overlaps a later slice j when its last
+    value is above j's first; NaNs overlap nothing).
+
+    Examples
+    --------
+    >>> count_overlaps(np.array([[0.0, 2.0], [1.0, 3.0], [3.0, 4.0]]))
+    1
+    """
+    with np.errstate(invalid="ignore"):
+        return int(sum(np.count_nonzero(ranges[i, 1] > ranges[i + 1 :, 0])
+                       for i in range(len(ranges) - 1)))
+
+
 # ---------------------------------------------------------------------- indices
 def _bucket_offsets(slice_no: int, geometry: Geometry) -> tuple[int, int]:
     """``(table bucket of the slice's first row, what PyTables' decoding adds)`` for
@@ -286,6 +301,7 @@ __all__ = [
     "SLICE_ARRAYS",
     "container_name",
     "container_path",
+    "count_overlaps",
     "create_index_group",
     "decode_buckets",
     "encode_indices",

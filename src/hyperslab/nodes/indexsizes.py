@@ -202,6 +202,15 @@ class Geometry(NamedTuple):
         """Slices in one block."""
         return self.blocksize // self.slicesize
 
+    def kept(self, entries: int) -> int:
+        """Sorted values kept for a last row of ``entries`` entries."""
+        return -(-entries // self.reduction)
+
+    def last_row_edges(self, kept: int) -> int:
+        """Values after the ``kept`` sorted values of the last row in ``sortedLR``: the
+        first value of each of its chunks, then its last value (none for an empty row)."""
+        return (kept - 1) // self.rchunksize + 2 if kept else 0
+
 
 __all__ = [
     "BUFFER_TIMES",

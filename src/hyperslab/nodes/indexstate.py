@@ -109,7 +109,7 @@ def read_state(gid: Any, path: str, table_chunkrows: int) -> tuple[State, _Array
         nilr = int(arrays.indices_lr.read(len(arrays.indices_lr) - 1,
                                           len(arrays.indices_lr))[0])
         nslr = nilr
-    if not (0 <= nilr < slicesize and nslr == -(-nilr // reduction)
+    if not (0 <= nilr < slicesize and nslr == geometry.kept(nilr)
             and len(arrays.sorted_lr) >= nslr + 2 + geometry.nbounds):
         raise malformed(path, f"its last row holds {nslr} sorted values for {nilr} "
                                f"entries (reduction {reduction})")

@@ -44,6 +44,7 @@ from hyperslab.codecs.filters import Filters
 from hyperslab.errors import HDF5ExtError
 from hyperslab.nodes.group import Group
 from hyperslab.nodes.indexlayout import (
+    count_overlaps,
     decode_buckets,
     index_path,
 )
@@ -233,14 +234,7 @@ class ColumnIndex:
 
     def overlaps(self) -> int:
         """How many pairs of slices overlap (PyTables' ``compute_overlaps``)."""
-        ranges = self._all_ranges()
-        if len(ranges) < 2:
-            return 0
-        with np.errstate(invalid="ignore"):
-            ends = ranges[:, 1]
-            starts = ranges[:, 0]
-            return int(sum(np.count_nonzero(ends[i] > starts[i + 1:])
-                           for i in range(len(ranges) - 1)))
+        return count_overlaps(self._all_ranges())
 
     @property
     def size_on_disk(self) -> int:
@@ -257,7 +251,7 @@ class ColumnIndex:
             matrix = open_array(self._gid, self._v_pathname, "ranges", True)
             if matrix.shape[0] < self.nslices or matrix.shape[1] != 2:
                 raise malformed(self._v_pathname, f"'ranges' of shape {matrix.shape} for "
-                                             f"{self.nslices} slices")
+                                                  f"{self.nslices} slices")
             ranges = self._ranges_ = matrix.read_rows(0, self.nslices)
         return ranges
 
@@ -269,7 +263,8 @@ class ColumnIndex:
             nbounds = self.geometry.nbounds
             if matrix.shape[0] < self.nslices or matrix.shape[1] != nbounds:
                 raise malformed(self._v_pathname, f"'bounds' of shape {matrix.shape} for "
-                                             f"{self.nslices} slices of {nbounds} bounds")
+                                                  f"{self.nslices} slices of {nbounds} "
+                                                  f"bounds")
             bounds = self._bounds_ = matrix.read_rows(0, self.nslices)
         return bounds
 
@@ -279,8 +274,8 @@ class ColumnIndex:
         bounds = self._lr_bounds_
         if bounds is None:
             nslr = self._state.nelements_slr
-            count = (nslr - 1) // self.geometry.rchunksize + 2 if nslr else 0
-            bounds = self._lr_bounds_ = self._arrays.sorted_lr.read(nslr, nslr + count)
+            bounds = self._lr_bounds_ = self._arrays.sorted_lr.read(
+                nslr, nslr + self.geometry.last_row_edges(nslr))
         return bounds
 
     def _all_ranges(self) -> AnyArray:
@@ -445,14 +440,14 @@ class ColumnIndex:
         return _bucket_rows(found, self.geometry.lbucket, nrows)
 
     # ------------------------------------------------------------------ sorted order
-    def _global_runs(self, start: int, stop: int) -> Iterator[Run]:
-        """Entries ``start .. stop - 1`` of the index in its order (slices, then the last
-        row), as runs."""
-        slicesize = self.geometry.slicesize
+    @staticmethod
+    def _global_runs(start: int, stop: int, width: int) -> Iterator[Run]:
+        """Positions ``start .. stop - 1`` of the index's order (slices of ``width``
+        positions, then the last row), as runs within slices."""
         position = start
         while position < stop:
-            slice_no, offset = divmod(position, slicesize)
-            end = min(stop, (slice_no + 1) * slicesize)
+            slice_no, offset = divmod(position, width)
+            end = min(stop, (slice_no + 1) * width)
             yield slice_no, offset, offset + end - position
             position = end
 
@@ -467,7 +462,8 @@ class ColumnIndex:
         """What ``indices`` holds at positions ``start .. stop - 1`` of the index's order
         (slices, then the last row): rows, for a full index."""
         start, stop = self._check_positions(start, stop)
-        parts = [self._read_entries(*run) for run in self._global_runs(start, stop)]
+        parts = [self._read_entries(*run)
+                 for run in self._global_runs(start, stop, self.geometry.slicesize)]
         if not parts:
             return np.empty(0, dtype=self._arrays.indices.dtype)
         return np.concatenate(parts)
@@ -486,17 +482,9 @@ class ColumnIndex:
             raise IndexError(f"positions {start}..{stop} are not a range within the "
                              f"{self.nsorted} sorted values of the index of "
                              f"{self._colpath!r}")
-        parts = []
-        position = start
-        while position < stop:
-            slice_no, offset = divmod(position, rss)
-            end = min(stop, (slice_no + 1) * rss)
-            if slice_no < self.nslices:
-                parts.append(self._arrays.sorted.read_row(slice_no, offset,
-                                                          offset + end - position))
-            else:
-                parts.append(self._arrays.sorted_lr.read(offset, offset + end - position))
-            position = end
+        parts = [self._arrays.sorted.read_row(slice_no, first, end)
+                 if slice_no < self.nslices else self._arrays.sorted_lr.read(first, end)
+                 for slice_no, first, end in self._global_runs(start, stop, rss)]
         return np.concatenate(parts) if parts else np.empty(0, dtype=self.dtype)
 
     # ------------------------------------------------------------------ PyTables' API

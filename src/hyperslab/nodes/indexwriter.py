@@ -17,7 +17,7 @@ import numpy as np
 from hyperslab._typing import AnyArray
 from hyperslab.nodes.array import CArray, EArray
 from hyperslab.nodes.group import Group
-from hyperslab.nodes.indexlayout import encode_indices
+from hyperslab.nodes.indexlayout import count_overlaps, encode_indices
 from hyperslab.nodes.indexsizes import Geometry
 from hyperslab.storage import attributes as raw
 
@@ -90,8 +90,7 @@ class SliceWriter:
             sorted_lr[len(reduced) : len(reduced) + len(edges)] = edges
             indices_lr[: len(rows)] = encode_indices(rows, self.nslices, g)
         self.last_row = len(values)
-        raw.write_int_attribute(sorted_lr._g_h5id, "nelements", -(-len(values) // g.reduction),
-                                "int64")
+        raw.write_int_attribute(sorted_lr._g_h5id, "nelements", g.kept(len(values)), "int64")
         raw.write_int_attribute(indices_lr._g_h5id, "nelements", len(values), "int64")
 
     def write_is_csi(self, nrows: int) -> None:
@@ -103,13 +102,10 @@ class SliceWriter:
         if g.indsize == 8 and nrows > g.slicesize:
             found = self._arrays["ranges"].read()
             if in_last_row:
-                nslr = -(-in_last_row // g.reduction)
-                edges = self._sorted_lr[nslr : nslr + (nslr - 1) // g.rchunksize + 2]
+                kept = g.kept(in_last_row)
+                edges = self._sorted_lr[kept : kept + g.last_row_edges(kept)]
                 found = np.concatenate([found, [[edges[0], edges[-1]]]])
-            with np.errstate(invalid="ignore"):
-                overlaps = any(np.any(found[i, 1] > found[i + 1 :, 0])
-                               for i in range(len(found) - 1))
-            raw.write_attribute(self.gid, "is_csi", np.bool_(not overlaps))
+            raw.write_attribute(self.gid, "is_csi", np.bool_(count_overlaps(found) == 0))
         elif self.nslices >= 2 or (self.nslices and in_last_row):
             raw.write_attribute(self.gid, "is_csi", np.False_)
 
