@@ -173,6 +173,26 @@ def test_iteration_streams_rows(table_file):
         assert [r["a"] for r in t.itersequence([5, 1, 999])] == [5, 1, 999]
 
 
+@pytest.mark.parametrize("filters", list(FILTERS))
+def test_row_appends_after_a_flush_then_appends_keep_every_row(tmp_path, filters):
+    """A flush stores part of a chunk; rows appended one by one then fill it up to the
+    chunk's end, and an append of many rows continues from there."""
+    path = tmp_path / "mixed.h5"
+    data = records(1600)
+    with hyperslab.open_file(path, "w") as f:
+        t = f.create_table("/", "t", Rec, filters=FILTERS[filters], chunkshape=(512,))
+        t.append(data[:400])
+        t.flush()
+        row = t.row
+        for record in data[400:600]:
+            row["a"], row["b"], row["s"], row["c"] = record
+            row.append()
+        t.append(data[600:])
+        assert t.nrows == 1600
+    with tables.open_file(path) as f:
+        np.testing.assert_array_equal(f.root.t.read(), data)
+
+
 def test_row_append_and_update(tmp_path):
     path = tmp_path / "rows.h5"
     with hyperslab.open_file(path, "w") as f:

@@ -188,9 +188,19 @@ def candidate_batches(
     if planned is None:
         return None
     plan, indexes = planned
-    examined = len(range(start, stop, step))
     io = table._ready()
-    chunkrows = io.chunkrows
+    with table._shared():  # the indexes cannot change while they are read
+        if not all(index.current for index in indexes.values()):
+            return None  # changed by another thread since they were chosen: scan
+        rows = _candidates(plan, indexes, io.chunkrows, start, stop, step)
+    return None if rows is None else (read_batches(io, rows), len(rows))
+
+
+def _candidates(plan: IndexPlan, indexes: Mapping[str, Any], chunkrows: int, start: int,
+                stop: int, step: int) -> np.ndarray | None:
+    """The candidate rows of ``plan`` in ``range(start, stop, step)``; None when scanning
+    is cheaper."""
+    examined = len(range(start, stop, step))
     chunks = (stop - 1) // chunkrows - start // chunkrows + 1
     memo: dict[int, Runs] = {}
     many = _count(plan.node, indexes, memo) > SCAN_SHARE * examined * step
@@ -200,7 +210,7 @@ def candidate_batches(
     if many and len(rows) > SCAN_SHARE * examined and (
             len(sorted_unique(rows // chunkrows)) > SCAN_CHUNK_SHARE * chunks):
         return None
-    return read_batches(io, rows), len(rows)
+    return rows
 
 
 def read_batches(io: Any, rows: np.ndarray) -> Iterator[tuple[np.ndarray, np.ndarray]]:

@@ -6,6 +6,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
+from hyperslab._typing import AnyArray
 from hyperslab.chunked.access import write_selection
 from hyperslab.errors import HDF5ExtError
 from hyperslab.nodes.leaf import Leaf
@@ -113,6 +114,11 @@ class EArray(CArray):
         added = data.shape[extdim]
         if added == 0:
             return
+        with self._exclusive():  # readers see the rows before or after, never half
+            self._append_along(data, extdim, added)
+
+    def _append_along(self, data: AnyArray, extdim: int, added: int) -> None:
+        shape = self.shape
         old = shape[extdim]
         new_shape = list(shape)
         new_shape[extdim] = old + added

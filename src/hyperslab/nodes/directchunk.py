@@ -9,6 +9,7 @@ chunkshape.  The messages of the errors are PyTables' (the spec's sessions print
 from __future__ import annotations
 
 from collections.abc import Sequence
+from contextlib import AbstractContextManager
 from typing import Any, NamedTuple
 
 import numpy as np
@@ -60,6 +61,12 @@ class DirectChunking:
     @property
     def _dataset(self) -> Dataset:  # pragma: no cover - provided by Leaf
         raise NotImplementedError
+
+    def _shared(self, owner: int | None = None) -> AbstractContextManager[Any]:
+        raise NotImplementedError  # pragma: no cover - provided by Leaf
+
+    def _exclusive(self) -> AbstractContextManager[Any]:
+        raise NotImplementedError  # pragma: no cover - provided by Leaf
 
     def _chunked_shape(self) -> tuple[Shape, Shape]:
         """The shape and chunkshape, or NotChunkedError for a contiguous leaf."""
@@ -121,7 +128,8 @@ class DirectChunking:
         self._check_within(item, shape)
         grid = tuple(c // cs for c, cs in zip(item, chunkshape, strict=True))
         start = tuple(g * cs for g, cs in zip(grid, chunkshape, strict=True))
-        location = self._dataset.chunk_location(grid)
+        with self._shared():
+            location = self._dataset.chunk_location(grid)
         if location is None:
             return ChunkInfo(start, None, None, None)
         return ChunkInfo(start, location.filter_mask, location.offset, location.size)
@@ -151,7 +159,8 @@ class DirectChunking:
         """
         grid = self._aligned_grid(coords)
         try:
-            data, _mask = self._dataset.read_raw_chunk(grid)
+            with self._shared():
+                data, _mask = self._dataset.read_raw_chunk(grid)
         except NoSuchChunkError:
             raise NoSuchChunkError(
                 f"Can't read missing chunk at coordinates {_as_coords(coords)}"
@@ -193,4 +202,5 @@ class DirectChunking:
         self._v_file._check_writable()
         grid = self._aligned_grid(coords)
         payload = memoryview(data).cast("B")
-        self._dataset.write_raw_chunk(grid, payload, int(filter_mask))
+        with self._exclusive():
+            self._dataset.write_raw_chunk(grid, payload, int(filter_mask))

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import threading
 import time
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
@@ -20,7 +21,7 @@ from hyperslab.errors import (
     NodeError,
     NoSuchNodeError,
 )
-from hyperslab.nodes import create
+from hyperslab.nodes import create, openfiles
 from hyperslab.nodes.array import Array, CArray, EArray
 from hyperslab.nodes.atom import Atom
 from hyperslab.nodes.compat import FileAttrsCompat
@@ -125,19 +126,25 @@ class File(FileAttrsCompat):
             raise TypeError(f"filters must be a Filters instance or None, not {filters!r}")
         existed = os.path.exists(self.filename)
         options = self._options
-        self._h5 = h5file.open_h5(
-            self.filename,
-            mode,
-            chunk_cache_size=options.chunk_cache_size,
-            chunk_cache_nelmts=options.chunk_cache_nelmts,
-            chunk_cache_preempt=options.chunk_cache_preempt,
-            metadata_cache_size=options.metadata_cache_size,
-        )
+        openfiles.check_and_register(self, self.filename, mode)
+        try:
+            self._h5 = h5file.open_h5(
+                self.filename,
+                mode,
+                chunk_cache_size=options.chunk_cache_size,
+                chunk_cache_nelmts=options.chunk_cache_nelmts,
+                chunk_cache_preempt=options.chunk_cache_preempt,
+                metadata_cache_size=options.metadata_cache_size,
+            )
+        except BaseException:
+            openfiles.unregister(self, self.filename)
+            raise
         self._isopen = True
         self._access: FileAccess | None = None
         self._pool: ThreadPoolExecutor | None = None
         self._workers = default_workers()
         self._cache = NodeCache(options.node_cache_slots)
+        self._loading = threading.RLock()  # one node object per path, whatever the thread
         # Leaves holding rows not yet in the file (kept alive until flushed).
         self._unflushed: set[Any] = set()
         try:
@@ -145,6 +152,7 @@ class File(FileAttrsCompat):
         except KeyError:
             self._h5.close()
             self._isopen = False
+            openfiles.unregister(self, self.filename)
             raise NoSuchNodeError(
                 f"the root User Entry Point ``{self.root_uep}`` does not exist in "
                 f"``{self.filename}``"
@@ -243,6 +251,13 @@ class File(FileAttrsCompat):
         node = self._cache.get(path)
         if node is not None:
             return node  # type: ignore[return-value]
+        with self._loading:  # threads that miss the same path at once get one node
+            node = self._cache.get(path)
+            if node is not None:
+                return node  # type: ignore[return-value]
+            return self._load_missing(group, name, path)
+
+    def _load_missing(self, group: Group, name: str, path: str) -> Node:
         gid = group._g_h5id
         links = group._v__links
         if links is not None:
@@ -836,6 +851,7 @@ class File(FileAttrsCompat):
             self._pool.shutdown()
             self._pool = None
         self._h5.close()
+        openfiles.unregister(self, self.filename)
 
     def __enter__(self) -> File:
         return self

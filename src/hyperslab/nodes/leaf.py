@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import contextlib
 import math
 import operator
 import sys
 from collections.abc import Iterator, Sequence
+from contextlib import AbstractContextManager
 from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
@@ -19,6 +21,7 @@ from hyperslab.nodes.atom import Atom
 from hyperslab.nodes.atom_hdf5 import atom_from_hdf5_dtype
 from hyperslab.nodes.compat import LeafCompat, PlainNode
 from hyperslab.nodes.directchunk import DirectChunking
+from hyperslab.nodes.rwlock import ReadWriteLock
 from hyperslab.storage import attributes as raw
 from hyperslab.storage.datasets import Dataset
 from hyperslab.storage.tree import Kind
@@ -28,6 +31,9 @@ if TYPE_CHECKING:
 
 _ROW_BUFFER_BYTES = 1 << 20
 """Bytes read at a time when iterating over rows."""
+
+_NO_LOCK: AbstractContextManager[Any] = contextlib.nullcontext()
+"""What reads and writes of a leaf of a read-only file hold: nothing can change it."""
 
 
 def byteorder_of(dtype: np.dtype[Any]) -> str:
@@ -78,6 +84,8 @@ class Leaf(DirectChunking, LeafCompat, PlainNode):
         self._engine_: ChunkEngine | None = None
         self._lsd: int | None = None
         self._flavor: str | None = None  # read once: every read result depends on it
+        # Threads share a leaf of a writable file through this lock (see nodes/rwlock.py).
+        self._rwlock: ReadWriteLock | None = None if file.mode == "r" else ReadWriteLock()
 
     @property
     def _dataset(self) -> Dataset:
@@ -95,6 +103,17 @@ class Leaf(DirectChunking, LeafCompat, PlainNode):
             self._engine_ = ChunkEngine(dataset, file._executor, file._workers,
                                         file.params.chunk_cache_size)
         return self._engine_
+
+    def _shared(self, owner: int | None = None) -> AbstractContextManager[Any]:
+        """Hold the leaf's lock shared (for one read of its data; ``owner``: the thread a
+        pool task reads for)."""
+        lock = self._rwlock
+        return _NO_LOCK if lock is None else lock.shared(owner)
+
+    def _exclusive(self) -> AbstractContextManager[Any]:
+        """Hold the leaf's lock exclusive (for one whole change of its data)."""
+        lock = self._rwlock
+        return _NO_LOCK if lock is None else lock.exclusive()
 
     # ------------------------------------------------------------------ description
     @property
@@ -222,14 +241,17 @@ class Leaf(DirectChunking, LeafCompat, PlainNode):
     def __getitem__(self, key: Selection) -> Any:
         """Read a selection: ints, slices (any step), Ellipsis, index lists and masks."""
         engine = self._engine
-        item = engine.item_index(key)
-        if item is not None:  # one element: the shortest path there is
-            value = engine.read_item(item)
+        with self._shared():
+            item = engine.item_index(key)
+            if item is not None:  # one element: the shortest path there is
+                value = engine.read_item(item)
+            else:
+                data = self._native(read_selection(self._dataset, key, engine))
+        if item is not None:
             if type(value) is not np.ndarray and value.dtype.isnative:
                 return value
             data = self._native(np.asarray(value))
             return data[()] if data.ndim == 0 else self._flavored(data)
-        data = self._native(read_selection(self._dataset, key, engine))
         if data.ndim == 0 and self.shape != () and not _has_ellipsis(key):
             return data[()]  # NumPy: ints only give a scalar, an Ellipsis a 0-d array
         return self._flavored(data)
@@ -255,12 +277,15 @@ class Leaf(DirectChunking, LeafCompat, PlainNode):
         ValueError
             If ``out`` has the wrong shape or dtype, or is not C-contiguous.
         """
-        if self.shape == ():
-            data = self._native(read_selection(self._dataset, ()))
-        else:
-            key: list[Any] = [slice(None)] * self.ndim
+        key: list[Any] = [slice(None)] * self.ndim
+        if key:
             key[self.maindim] = slice(start, stop, step)
-            data = self._native(read_selection(self._dataset, tuple(key), self._engine, out))
+        with self._shared():
+            if not key:
+                data = self._native(read_selection(self._dataset, ()))
+            else:
+                data = self._native(read_selection(self._dataset, tuple(key), self._engine,
+                                                   out))
         if out is not None:
             if data is out:  # decoded straight into it
                 return out
@@ -293,7 +318,9 @@ class Leaf(DirectChunking, LeafCompat, PlainNode):
             part = indices[first : first + rows_per_block]
             key: list[Any] = [slice(None)] * self.ndim
             key[maindim] = slice(part.start, part.stop, part.step)
-            block = self._native(read_selection(self._dataset, tuple(key), self._engine))
+            with self._shared():
+                block = self._native(read_selection(self._dataset, tuple(key),
+                                                    self._engine))
             for i in range(len(part)):
                 yield block.take(i, axis=maindim) if block.ndim > 1 else block[i]
 
@@ -311,7 +338,8 @@ class Leaf(DirectChunking, LeafCompat, PlainNode):
     def __setitem__(self, key: Selection, value: Any) -> None:
         """Write ``value`` (broadcast as NumPy does) into a selection."""
         self._v_file._check_writable()
-        write_selection(self._dataset, key, self._quantized(value), self._engine)
+        with self._exclusive():
+            write_selection(self._dataset, key, self._quantized(value), self._engine)
 
     def truncate(self, size: int | Sequence[int]) -> None:
         """Grow or shrink the leaf to ``size`` rows along its enlargeable dimension.
@@ -343,9 +371,10 @@ class Leaf(DirectChunking, LeafCompat, PlainNode):
         rows = operator.index(size)
         if rows < 0:
             raise ValueError(f"truncate size must be non-negative, not {rows}")
-        shape = list(self.shape)
-        shape[self.extdim] = rows
-        self._dataset.resize(tuple(shape))
+        with self._exclusive():
+            shape = list(self.shape)
+            shape[self.extdim] = rows
+            self._dataset.resize(tuple(shape))
 
     def flush(self) -> None:
         """Flush the leaf's buffers to the file."""

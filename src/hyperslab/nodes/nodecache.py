@@ -15,6 +15,7 @@ object keeps the right path.
 
 from __future__ import annotations
 
+import threading
 import warnings
 import weakref
 from collections import OrderedDict
@@ -45,6 +46,7 @@ class NodeCache:
         self._strong: OrderedDict[str, CachedNode] = OrderedDict()
         self._live: weakref.WeakValueDictionary[str, CachedNode] = weakref.WeakValueDictionary()
         self._warned = False
+        self._lock = threading.RLock()  # threads share a file's cache
 
     def __len__(self) -> int:
         """Number of nodes the cache keeps alive."""
@@ -57,15 +59,17 @@ class NodeCache:
         """Return the live node at ``path`` (marking it recently used), or None."""
         node = self._live.get(path)
         if node is not None and self.slots != 0:
-            self._touch(path, node)
+            with self._lock:
+                self._touch(path, node)
         return node
 
     def add(self, node: CachedNode) -> None:
         """Register a freshly loaded node."""
         path = node._v_pathname
-        self._live[path] = node
-        if self.slots != 0:
-            self._touch(path, node)
+        with self._lock:
+            self._live[path] = node
+            if self.slots != 0:
+                self._touch(path, node)
 
     def _touch(self, path: str, node: CachedNode) -> None:
         strong = self._strong
@@ -88,20 +92,26 @@ class NodeCache:
 
     def drop_one(self, path: str) -> None:
         """Forget the node at ``path`` only (it was closed by the user)."""
-        self._live.pop(path, None)
-        self._strong.pop(path, None)
+        with self._lock:
+            self._live.pop(path, None)
+            self._strong.pop(path, None)
 
     def drop(self, path: str) -> list[CachedNode]:
         """Forget ``path`` and everything below it; return the live nodes forgotten."""
-        gone = [self._live[p] for p in list(self._live.keys()) if is_under(p, path)]
-        for node in gone:
-            self._live.pop(node._v_pathname, None)
-            self._strong.pop(node._v_pathname, None)
+        with self._lock:
+            gone = [node for p, node in list(self._live.items()) if is_under(p, path)]
+            for node in gone:
+                self._live.pop(node._v_pathname, None)
+                self._strong.pop(node._v_pathname, None)
         return gone
 
     def repath(self, old: str, new: str) -> None:
         """Move ``old`` and everything below it to ``new``, rewriting the live nodes' paths."""
-        moved = [self._live[p] for p in list(self._live.keys()) if is_under(p, old)]
+        with self._lock:
+            self._repath(old, new)
+
+    def _repath(self, old: str, new: str) -> None:
+        moved = [node for p, node in list(self._live.items()) if is_under(p, old)]
         kept_strong = {n._v_pathname for n in moved if n._v_pathname in self._strong}
         for node in moved:
             self._live.pop(node._v_pathname, None)
@@ -120,5 +130,6 @@ class NodeCache:
 
     def clear(self) -> None:
         """Forget every node."""
-        self._strong.clear()
-        self._live.clear()
+        with self._lock:
+            self._strong.clear()
+            self._live.clear()

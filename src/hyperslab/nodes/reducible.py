@@ -32,7 +32,8 @@ expressions."""
 
 
 def read_leaf_box(leaf: Leaf, key: tuple[slice, ...], serial: bool,
-                  buffers: threading.local | None = None) -> AnyArray:
+                  buffers: threading.local | None = None, owner: int | None = None
+                  ) -> AnyArray:
     """``leaf[key]`` (positive-step slices) in native order, for work running in the
     File's pool (``serial``: decode in the calling thread only).
 
@@ -43,7 +44,15 @@ def read_leaf_box(leaf: Leaf, key: tuple[slice, ...], serial: bool,
     chunk by chunk when they are big; the rest through h5py.  With ``buffers``, the fast
     paths read into a buffer of the calling thread that its next call reuses (no fresh
     memory to fault in per tile): the result is then valid until the thread's next call.
+    The leaf's lock is held shared for the read (for ``owner``: the thread the read is
+    done for, when it runs in the pool).
     """
+    with leaf._shared(owner):
+        return _read_box(leaf, key, serial, buffers)
+
+
+def _read_box(leaf: Leaf, key: tuple[slice, ...], serial: bool,
+              buffers: threading.local | None) -> AnyArray:
     dataset, engine = leaf._dataset, leaf._engine
     if engine.kind is RawKind.BLOSC2:
         fast = engine.serves_key(key)
@@ -104,10 +113,11 @@ class LeafTiles:
                                                       dataset.dtype.itemsize, size, along))
         serial = len(boxes) > 1  # then tiles are read in parallel, one per pool thread
         buffers = threading.local()  # a tile buffer per thread, reused for its next tile
+        owner = threading.get_ident()  # pool threads read for the caller
 
         def task(box: Box) -> Result:
             key = tuple(slice(lo, hi) for lo, hi in box)
-            return work(box, read_leaf_box(leaf, key, serial, buffers))
+            return work(box, read_leaf_box(leaf, key, serial, buffers, owner))
 
         if len(boxes) < 2 or engine.workers < 2:
             for box in boxes:

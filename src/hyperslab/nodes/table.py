@@ -10,6 +10,7 @@ Queries live in :mod:`hyperslab.compute.queries`; the methods here delegate to i
 from __future__ import annotations
 
 import operator
+import threading
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import AbstractContextManager
 from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
@@ -38,6 +39,9 @@ if TYPE_CHECKING:
     from hyperslab.nodes.file import File
 
 Result = TypeVar("Result")
+
+_IO_MADE = threading.Lock()
+"""Held while a table's RecordIO is made, so that all threads share one."""
 
 
 def _has_arrays_of_structures(dtype: np.dtype[Any]) -> bool:
@@ -91,7 +95,7 @@ class Table(IndexedTable, Leaf):
         super().__init__(file, path, h5id, class_value)
         self._description_: Description | None = None
         self._io_: RecordIO | None = None
-        self._row_: Row | None = None
+        self._rows = threading.local()  # each thread appends through a Row of its own
         self._cols_: Cols | None = None
         self._colinstances_: dict[str, Column | Cols] | None = None
         self._default_: AnyArray | None = None
@@ -109,7 +113,10 @@ class Table(IndexedTable, Leaf):
         dataset = self._dataset
         io = self._io_
         if io is None or io.dataset is not dataset:
-            io = self._io_ = RecordIO(dataset, self._engine)
+            with _IO_MADE:  # one RecordIO (one row count) for every thread
+                io = self._io_
+                if io is None or io.dataset is not dataset:
+                    io = self._io_ = RecordIO(dataset, self._engine, self._rwlock)
         return io
 
     @property
@@ -178,7 +185,9 @@ class Table(IndexedTable, Leaf):
     @property
     def nrows(self) -> int:
         """The number of rows, those still in the append buffer included."""
-        return self._io.nrows + self._buffered
+        io = self._io
+        with self._shared():  # not while an append moves rows from the buffer to the file
+            return io.nrows + self._buffered
 
     @property
     def shape(self) -> Shape:
@@ -207,10 +216,15 @@ class Table(IndexedTable, Leaf):
 
     @property
     def row(self) -> Row:
-        """The table's :class:`Row`, to append rows (``row['x'] = 1; row.append()``)."""
-        if self._row_ is None:
-            self._row_ = Row(self)
-        return self._row_
+        """The table's :class:`Row`, to append rows (``row['x'] = 1; row.append()``).
+
+        The same object each time in one thread; each thread has its own, so that threads
+        appending row by row never mix their values.
+        """
+        row: Row | None = getattr(self._rows, "row", None)
+        if row is None:
+            row = self._rows.row = Row(self)
+        return row
 
     @property
     def cols(self) -> Cols:
@@ -297,7 +311,8 @@ class Table(IndexedTable, Leaf):
         self._check_writable_table()
         records = self._as_records(rows)
         if len(records):
-            self._append_records(records)
+            with self._exclusive():
+                self._append_records(records)
 
     def _as_records(self, rows: Any) -> AnyArray:
         dtype = self.dtype
@@ -355,14 +370,18 @@ class Table(IndexedTable, Leaf):
 
     def _buffer_record(self, record: AnyArray) -> None:
         """Add one native 0-d record to the append buffer (Row.append)."""
-        buffer = self._ensure_buffer()
-        buffer[self._buffered] = record
-        self._buffered += 1
-        self._v_file._unflushed.add(self)
-        if self._buffered == len(buffer):
-            records = buffer[: self._buffered].copy()
-            self._buffered = 0
-            self._store(records, final=False)
+        with self._exclusive():
+            buffer = self._ensure_buffer()
+            buffer[self._buffered] = record
+            self._buffered += 1
+            self._v_file._unflushed.add(self)
+            io = self._io
+            # Full, or up to a chunk boundary (a flush may have stored part of a chunk):
+            # the buffer only ever holds rows after the last boundary stored.
+            if self._buffered == len(buffer) or not (io.nrows + self._buffered) % io.chunkrows:
+                records = buffer[: self._buffered].copy()
+                self._buffered = 0
+                self._store(records, final=False)
 
     def _store(self, records: AnyArray, *, final: bool) -> None:
         """Write ``records`` after the last stored row; unless ``final``, only up to the
@@ -400,8 +419,9 @@ class Table(IndexedTable, Leaf):
 
     def _row_updated(self, row: Row) -> None:
         """Note that ``row`` holds changes to write (on flush at the latest)."""
-        self._updating.add(row)
-        self._v_file._unflushed.add(self)
+        with self._exclusive():
+            self._updating.add(row)
+            self._v_file._unflushed.add(self)
 
     def _store_buffer(self) -> None:
         """Write the rows waiting in the append buffer."""
@@ -412,14 +432,20 @@ class Table(IndexedTable, Leaf):
             self._store(records, final=True)
 
     def _flush_rows(self) -> None:
-        """Write the buffered rows (appends and row updates) to the file."""
-        for row in list(self._updating):
-            row._flush_updates()
-        self._store_buffer()
-        if self._nrows_stale:
-            self._write_nrows()
-        self._indexing.sync()
-        self._v_file._unflushed.discard(self)
+        """Write the buffered rows (appends and row updates) to the file.
+
+        Any thread may call it (reads do, when rows are buffered): it holds the table's
+        lock exclusive, so the rows other threads append wait for it, and the thread must
+        not be reading the table (see :mod:`hyperslab.nodes.rwlock`).
+        """
+        with self._exclusive():
+            for row in list(self._updating):
+                row._flush_updates()
+            self._store_buffer()
+            if self._nrows_stale:
+                self._write_nrows()
+            self._indexing.sync()
+            self._v_file._unflushed.discard(self)
 
     def flush(self) -> None:
         """Write buffered rows and HDF5's buffers to the file."""
@@ -625,12 +651,13 @@ class Table(IndexedTable, Leaf):
         if len(rows) == 0:
             return
         io = self._ready()  # buffered rows first: writing them may update the indexes
-        self._indexing.touched(columns)
-        lo, hi = rows[0], rows[-1] + 1
-        span = io.read_span(lo, hi)
-        view = span[:: rows.step]
-        apply(view)
-        io.write_span(lo, span)
+        with self._exclusive():
+            self._indexing.touched(columns)
+            lo, hi = rows[0], rows[-1] + 1
+            span = io.read_span(lo, hi)
+            view = span[:: rows.step]
+            apply(view)
+            io.write_span(lo, span)
 
     def modify_rows(
         self, start: int | None = None, stop: int | None = None, step: int | None = None,
@@ -721,8 +748,9 @@ class Table(IndexedTable, Leaf):
     def _write_coordinates(self, coords: AnyArray, records: AnyArray) -> None:
         """Write native ``records`` at rows ``coords``."""
         io = self._ready()
-        self._indexing.touched()
-        io.write_points(coords, records)
+        with self._exclusive():
+            self._indexing.touched()
+            io.write_points(coords, records)
 
     def modify_coordinates(self, coords: Any, rows: Any) -> int:
         """Replace the rows at ``coords`` with ``rows``; return how many were changed."""
@@ -734,8 +762,9 @@ class Table(IndexedTable, Leaf):
             records = np.repeat(records, len(points))
         if len(records) != len(points):
             raise ValueError(f"{len(records)} rows given for {len(points)} coordinates")
-        self._indexing.touched()
-        io.write_points(points, records)
+        with self._exclusive():
+            self._indexing.touched()
+            io.write_points(points, records)
         return len(points)
 
     def __setitem__(self, key: Any, value: Any) -> None:
@@ -768,11 +797,15 @@ class Table(IndexedTable, Leaf):
         The rows after them move up; this rewrites the rest of the table.
         """
         self._check_writable_table()
-        io = self._ready()
-        nrows = io.nrows
         if step is not None and step < 0:
             raise ValueError(f"slice step cannot be negative: {step}")
-        rows = _rows_of(slice(start, stop, step), nrows)
+        io = self._ready()
+        with self._exclusive():
+            return self._remove_rows(io, slice(start, stop, step))
+
+    def _remove_rows(self, io: RecordIO, selected: slice) -> int:
+        nrows = io.nrows
+        rows = _rows_of(selected, nrows)
         if len(rows) == 0:
             return 0
         first = rows[0]
@@ -809,17 +842,18 @@ class Table(IndexedTable, Leaf):
         if rows < 0:
             raise ValueError(f"truncate size must be non-negative, not {rows}")
         io = self._ready()
-        old = io.nrows
-        if rows < old:
-            self._indexing.touched()
-        if rows <= old:
-            io.resize(rows)
-        else:
-            default = self._default_record()
-            for begin in range(old, rows, io.block_rows):
-                count = min(io.block_rows, rows - begin)
-                self._store(np.full(count, default, dtype=self.dtype), final=True)
-        self._write_nrows()
+        with self._exclusive():
+            old = io.nrows
+            if rows < old:
+                self._indexing.touched()
+            if rows <= old:
+                io.resize(rows)
+            else:
+                default = self._default_record()
+                for begin in range(old, rows, io.block_rows):
+                    count = min(io.block_rows, rows - begin)
+                    self._store(np.full(count, default, dtype=self.dtype), final=True)
+            self._write_nrows()
 
     # ------------------------------------------------------------------ queries
     def where(

@@ -149,16 +149,18 @@ class TableIndexes:
         table = self.table
         table._check_writable_table()
         table._ready()  # buffered rows first
-        index = build_index(table, colpath, **options)
-        self.indexes[colpath] = index
+        with table._exclusive():
+            index = build_index(table, colpath, **options)
+            self.indexes[colpath] = index
         return index.nelements
 
     def rebuild(self, index: ColumnIndex) -> ColumnIndex:
         """Build ``index`` again from the column, with the same kind, level and filters
         (and sizes for the rows now expected, as PyTables' reindex)."""
-        rebuilt = build_index(self.table, index.colpath, kind=index.kind,
-                              optlevel=index.optlevel, filters=index.filters)
-        self.indexes[index.colpath] = rebuilt
+        with self.table._exclusive():
+            rebuilt = build_index(self.table, index.colpath, kind=index.kind,
+                                  optlevel=index.optlevel, filters=index.filters)
+            self.indexes[index.colpath] = rebuilt
         return rebuilt
 
     def reindex(self, colpath: str | None = None, *, dirty_only: bool = False) -> None:
@@ -171,16 +173,18 @@ class TableIndexes:
             return  # a column without an index: nothing to do, as before
         table._check_writable_table()  # the table's reindex refuses read-only files
         table._ready()
-        for index in chosen:
-            if not dirty_only or not index.current:
-                self.rebuild(index)
+        with table._exclusive():
+            for index in chosen:
+                if not dirty_only or not index.current:
+                    self.rebuild(index)
 
     def remove(self, colpath: str) -> None:
         """Remove the index of ``colpath`` (if any)."""
         self.table._check_writable_table()
-        index = self.indexes.pop(colpath, None)
-        if index is not None:
-            index.remove()
+        with self.table._exclusive():
+            index = self.indexes.pop(colpath, None)
+            if index is not None:
+                index.remove()
 
     # ------------------------------------------------------------------ keeping in step
     def touched(self, columns: Iterable[str] | None = None) -> None:
@@ -204,8 +208,14 @@ class TableIndexes:
         appended rows (or rebuild dirty indexes) when it is on, mark them dirty when off.
         Called once the table's buffered rows are written (flush, before reads)."""
         table = self.table
-        if self._syncing or table._v_file.mode == "r" or not self.indexes:
+        if table._v_file.mode == "r" or not self.indexes:
             return
+        with table._exclusive():
+            if not self._syncing:
+                self._sync()
+
+    def _sync(self) -> None:
+        table = self.table
         self._syncing = True
         try:
             auto = self.autoindex

@@ -22,6 +22,7 @@ from hyperslab.chunked.access import write_selection
 from hyperslab.chunked.engine import ChunkEngine, RawKind
 from hyperslab.chunked.ordered import in_order
 from hyperslab.nodes.description import field_of
+from hyperslab.nodes.rwlock import ReadWriteLock
 from hyperslab.storage.compound import decode_time64, encode_time64
 from hyperslab.storage.datasets import Dataset
 
@@ -49,6 +50,9 @@ def _empty(dtype: np.dtype[Any]) -> AnyArray:
     return np.empty(0, dtype=dtype)
 
 
+_NO_LOCK: AbstractContextManager[Any] = contextlib.nullcontext()
+
+
 class RecordIO:
     """Row I/O of one table dataset.
 
@@ -58,11 +62,17 @@ class RecordIO:
         The table's 1-D compound dataset.
     engine : ChunkEngine
         Its chunk engine.
+    lock : ReadWriteLock, optional
+        The table's lock (none for a read-only file): every read of rows holds it shared,
+        every change exclusive, so that the rows a reader gets are those before or after
+        each change (see :mod:`hyperslab.nodes.rwlock`).
     """
 
-    def __init__(self, dataset: Dataset, engine: ChunkEngine) -> None:
+    def __init__(self, dataset: Dataset, engine: ChunkEngine,
+                 lock: ReadWriteLock | None = None) -> None:
         self.dataset = dataset
         self.engine = engine
+        self.lock = lock
         self.file_dtype: np.dtype[Any] = dataset.dtype
         self.dtype: np.dtype[Any] = (
             self.file_dtype if self.file_dtype.isnative else self.file_dtype.newbyteorder("=")
@@ -81,8 +91,19 @@ class RecordIO:
 
     @property
     def nrows(self) -> int:
-        """Rows stored in the dataset (kept here: only :meth:`resize` changes it)."""
+        """Rows stored in the dataset (kept here: only :meth:`resize` and :meth:`append`
+        change it, once the rows are written)."""
         return self._nrows
+
+    def shared(self, owner: int | None = None) -> AbstractContextManager[Any]:
+        """Hold the table's lock shared (``owner``: the thread a pool task reads for)."""
+        lock = self.lock
+        return _NO_LOCK if lock is None else lock.shared(owner)
+
+    def exclusive(self) -> AbstractContextManager[Any]:
+        """Hold the table's lock exclusive."""
+        lock = self.lock
+        return _NO_LOCK if lock is None else lock.exclusive()
 
     def native(self, records: AnyArray) -> AnyArray:
         """Rows just read (in the file's layout, a buffer of ours) as native values.
@@ -108,14 +129,22 @@ class RecordIO:
 
     # ------------------------------------------------------------------ reading
     def read_span(
-        self, start: int, stop: int, out: AnyArray | None = None, *, serial: bool = False
+        self, start: int, stop: int, out: AnyArray | None = None, *, serial: bool = False,
+        owner: int | None = None,
     ) -> AnyArray:
         """Rows ``start:stop`` (step 1, within the dataset), in native order.
 
         ``out``, when given, is a C-contiguous native array of ``stop - start`` rows that the
         rows are read into (returned).  ``serial`` decompresses in the calling thread only
-        (for tasks already running in the chunk engine's pool).
+        (for tasks already running in the chunk engine's pool, reading for the thread
+        ``owner``).
         """
+        with self.shared(owner):
+            return self._read_span(start, stop, out, serial)
+
+    def _read_span(
+        self, start: int, stop: int, out: AnyArray | None, serial: bool
+    ) -> AnyArray:
         count = stop - start
         if count <= 0:
             return _empty(self.dtype) if out is None else out
@@ -146,7 +175,8 @@ class RecordIO:
                 out[filled : filled + len(block)] = block
                 filled += len(block)
             return out
-        return self.native(self.dataset.read_rows(start, len(rows), step))
+        with self.shared():
+            return self.native(self.dataset.read_rows(start, len(rows), step))
 
     def blocks(self, start: int, stop: int, step: int = 1) -> Iterator[tuple[int, AnyArray]]:
         """Stream rows of ``range(start, stop, step)`` in chunk-aligned blocks.
@@ -177,8 +207,10 @@ class RecordIO:
                 yield lo, span if step == 1 else span[::step]
             return
 
+        owner = threading.get_ident()  # the pool reads for the caller
+
         def task(lo: int, hi: int) -> tuple[int, AnyArray]:
-            span = self.read_span(lo, hi, serial=True)
+            span = self.read_span(lo, hi, serial=True, owner=owner)
             return lo, span if step == 1 else span[::step]
 
         # The next blocks are read in the pool while the caller works on this one.
@@ -246,12 +278,13 @@ class RecordIO:
                 yield work(lo, records if step == 1 else records[::step])
             return
         buffers = threading.local()
+        owner = threading.get_ident()  # the pool reads for the caller
 
         def task(lo: int, hi: int) -> Result:
             buffer = getattr(buffers, "records", None)
             if buffer is None or len(buffer) < hi - lo:
                 buffer = buffers.records = np.empty(self.block_rows, dtype=self.dtype)
-            records = self.read_span(lo, hi, buffer[: hi - lo], serial=True)
+            records = self.read_span(lo, hi, buffer[: hi - lo], serial=True, owner=owner)
             return work(lo, records if step == 1 else records[::step])
 
         with contextlib.ExitStack() as stack:
@@ -267,11 +300,12 @@ class RecordIO:
         unique = coords.astype(np.int64, copy=False)
         if len(unique) > 1 and not (unique[1:] > unique[:-1]).all():
             unique, inverse = np.unique(unique, return_inverse=True)
-        if self._fast:
-            # Only the Blosc2 blocks holding the rows are decoded (ChunkEngine.read_points).
-            found = self.native(self.engine.read_points(unique))
-        else:
-            found = self.native(self.dataset.read_points(unique))
+        with self.shared():
+            if self._fast:
+                # Only the Blosc2 blocks holding the rows are decoded (read_points).
+                found = self.native(self.engine.read_points(unique))
+            else:
+                found = self.native(self.dataset.read_points(unique))
         return found if inverse is None else found[inverse]
 
     # ------------------------------------------------------------------ writing
@@ -280,25 +314,28 @@ class RecordIO:
         if len(records) == 0:
             return
         data = self.to_file(records)
-        if self._fast:
-            write_selection(self.dataset, slice(start, start + len(data)), data, self.engine)
-        else:
-            self.dataset.write_rows(start, data)
+        with self.exclusive():
+            if self._fast:
+                write_selection(self.dataset, slice(start, start + len(data)), data,
+                                self.engine)
+            else:
+                self.dataset.write_rows(start, data)
 
     def append(self, records: AnyArray) -> None:
         """Add native ``records`` after the stored rows (the dataset keeps its rows if
-        this fails)."""
-        start = self._nrows
-        if self._fast:
-            self.resize(start + len(records))
-            try:
-                self.write_span(start, records)
-            except BaseException:
-                self.resize(start)
-                raise
-            return
-        self.dataset.append_rows(start, self.to_file(records))
-        self._nrows = start + len(records)
+        this fails).  :attr:`nrows` counts them once they are written."""
+        with self.exclusive():
+            start = self._nrows
+            if self._fast:
+                self.dataset.resize((start + len(records),))
+                try:
+                    self.write_span(start, records)
+                except BaseException:
+                    self.resize(start)
+                    raise
+            else:
+                self.dataset.append_rows(start, self.to_file(records))
+            self._nrows = start + len(records)
 
     def write_points(self, coords: AnyArray, records: AnyArray) -> None:
         """Write native ``records[i]`` at row ``coords[i]`` (the last one wins for repeated
@@ -310,22 +347,25 @@ class RecordIO:
         sorted_coords = coords[order]
         last = np.append(sorted_coords[1:] != sorted_coords[:-1], True)
         coords, records = sorted_coords[last], np.asarray(records)[order][last]
-        if not self._fast:
-            self.dataset.write_points(coords, self.to_file(records))
-            return
-        # Blosc2: update the span of each chunk touched (native values; write_span encodes).
-        chunk_of = coords // self.chunkrows
-        bounds = np.flatnonzero(np.diff(chunk_of)) + 1
-        for part in np.split(np.arange(len(coords)), bounds):
-            lo, hi = int(coords[part[0]]), int(coords[part[-1]]) + 1
-            span = self.read_span(lo, hi)
-            span[coords[part] - lo] = records[part]
-            self.write_span(lo, span)
+        with self.exclusive():
+            if not self._fast:
+                self.dataset.write_points(coords, self.to_file(records))
+                return
+            # Blosc2: update the span of each chunk touched (native values; write_span
+            # encodes).
+            chunk_of = coords // self.chunkrows
+            bounds = np.flatnonzero(np.diff(chunk_of)) + 1
+            for part in np.split(np.arange(len(coords)), bounds):
+                lo, hi = int(coords[part[0]]), int(coords[part[-1]]) + 1
+                span = self.read_span(lo, hi)
+                span[coords[part] - lo] = records[part]
+                self.write_span(lo, span)
 
     def resize(self, nrows: int) -> None:
         """Set the number of rows stored in the dataset."""
-        self.dataset.resize((nrows,))
-        self._nrows = nrows
+        with self.exclusive():
+            self.dataset.resize((nrows,))
+            self._nrows = nrows
 
 
 __all__ = ["BLOCK_BYTES", "RecordIO"]

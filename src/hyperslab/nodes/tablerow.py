@@ -221,12 +221,14 @@ class Row:
                 "Row.update() only works in the middle of a table iterator; use "
                 "table.modify_rows() or table[...] = ... otherwise"
             )
-        self._updates.append((self.nrow, self._records[self._i : self._i + 1].copy()))
-        self._table._row_updated(self)
+        table = self._table
+        with table._exclusive():  # a flush in another thread may be taking the updates
+            self._updates.append((self.nrow, self._records[self._i : self._i + 1].copy()))
+            table._row_updated(self)
 
     def _flush_updates(self) -> None:
         """Write the rows changed with :meth:`update` (the table calls it on flush)."""
-        if self._updates:
+        if self._updates:  # the table holds its lock exclusive (Table._flush_rows)
             updates, self._updates = self._updates, []
             coords = np.array([nrow for nrow, _ in updates], dtype=np.int64)
             records = np.concatenate([rec for _, rec in updates])
