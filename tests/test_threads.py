@@ -353,3 +353,40 @@ def test_lock_lets_a_waiting_writer_in_before_new_readers() -> None:
     for thread in threads:
         thread.join(timeout=10)
     assert order == ["reader 1", "writer", "reader 2"]
+
+
+def test_sorted_reads_during_appends_are_sorted_or_refused(tmp_path: Path) -> None:
+    """A sorted read follows one state of the index: it completes in that order, or says
+    that the index changed under it (RuntimeError), never mixes two orders."""
+    path = tmp_path / "s.h5"
+    with hyperslab.open_file(path, "w") as f:
+        table = f.create_table("/", "t", Row, filters=hyperslab.Filters(5, "blosc2"),
+                               chunkshape=(512,))
+        table.append(rows(0, 5 * PER_APPEND))
+        table.cols.v.create_csindex()
+        outcomes: list[str] = []
+
+        def writer() -> None:
+            for number in range(5, 40):
+                table.append(rows(number * PER_APPEND, PER_APPEND))
+                table.flush()
+
+        def reader(done: threading.Event) -> None:
+            while not done.is_set():
+                try:
+                    ids = table.read_sorted("v", field="id", step=3)
+                except RuntimeError as exc:
+                    assert "changed while its rows were read" in str(exc)
+                    outcomes.append("refused")
+                    continue
+                assert np.array_equal(ids, np.arange(0, len(ids) * 3, 3))
+                outcomes.append("read")
+
+        assert run_threads(writer, [reader]) == []
+        assert outcomes  # each read completed in order or was refused
+        assert np.array_equal(table.read_sorted("v", field="id"), np.arange(40 * PER_APPEND))
+        with pytest.raises(RuntimeError, match="changed while its rows were read"):
+            for number, _row in enumerate(table.itersorted("v")):
+                if number == 10:
+                    table.append(rows(table.nrows, 2000))
+                    table.flush()  # the index takes the new rows in: the order changes

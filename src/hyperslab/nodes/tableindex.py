@@ -246,11 +246,13 @@ class TableIndexes:
                 if index is not None:
                     found[colpath] = index
         elif self.indexes:
-            table._ready()  # writes buffered rows, which syncs
-            self.sync()
-            wanted = None if columns is None else set(columns)
-            found = {path: index for path, index in self.indexes.items()
-                     if wanted is None or path in wanted}
+            with table._exclusive():  # no rows come in between the sync and the check
+                table._ready()  # writes buffered rows, which syncs
+                self.sync()
+                wanted = None if columns is None else set(columns)
+                return {path: index for path, index in self.indexes.items()
+                        if (wanted is None or path in wanted) and index.current
+                        and index.searchable}
         return {path: index for path, index in found.items()
                 if index.current and index.searchable}
 
@@ -297,14 +299,45 @@ class TableIndexes:
             wanted = np.arange(part.start - lo, part.stop - lo, part.step)
             yield np.ascontiguousarray(block[wanted], dtype=np.int64)
 
+    def sorted_records(self, index: ColumnIndex, start: int | None, stop: int | None,
+                       step: int | None, batch_rows: int = _SORTED_BATCH_ROWS
+                       ) -> Iterator[tuple[AnyArray, AnyArray]]:
+        """``(rows, records)`` in index order (see :meth:`sorted_rows`), each batch read
+        with the table's lock held shared, from the index as it was at the start.
+
+        Raises
+        ------
+        RuntimeError
+            If the index changed between two batches (rows were appended and flushed, or
+            changed, by another thread or by the caller's loop): the order read so far
+            would not continue.
+        """
+        table = self.table
+        io = table._ready()
+        state = index.state
+        batches = self.sorted_rows(index, start, stop, step, batch_rows)
+        while True:
+            with table._shared():
+                if self.indexes.get(index.colpath) is not index or index.state is not state:
+                    raise RuntimeError(
+                        f"the index of column {index.colpath!r} of {table._v_pathname} "
+                        f"changed while its rows were read in sorted order (rows were "
+                        f"appended, changed or removed meanwhile); read them again"
+                    )
+                rows = next(batches, None)
+                if rows is None:
+                    return
+                records = io.read_points(rows)
+            yield rows, records
+
     def sorted_batches(self, sortby: Any, check_csi: bool, start: int | None,
                        stop: int | None, step: int | None) -> Iterator[AnyArray]:
         """Records in ``sortby`` order, in batches (for ``copy(sortby=...)``)."""
         index = self.sortby_index(sortby, check_csi)
-        io = self.table._ready()
-        batch_rows = max(_SORTED_BATCH_ROWS, _COPY_BATCH_BYTES // max(1, io.dtype.itemsize))
-        for rows in self.sorted_rows(index, start, stop, step, batch_rows):
-            yield io.read_points(rows)
+        itemsize = self.table.dtype.itemsize
+        batch_rows = max(_SORTED_BATCH_ROWS, _COPY_BATCH_BYTES // max(1, itemsize))
+        for _rows, records in self.sorted_records(index, start, stop, step, batch_rows):
+            yield records
 
 
 class IndexedTable:
@@ -382,27 +415,31 @@ class IndexedTable:
         ------
         ValueError
             If the column has no clean 'full' index (or no CSI one with ``checkCSI``).
+        RuntimeError
+            If another thread changes the index while the rows are read.
         """
         indexing = self._indexing
+        table = indexing.table
+        if field is not None:
+            field_of(np.zeros(0, table.dtype), field)  # check the name before reading
         index = indexing.sortby_index(sortby, checkCSI)
-        parts = list(indexing.sorted_rows(index, start, stop, step))
-        coords = np.concatenate(parts) if parts else np.empty(0, dtype=np.int64)
-        return indexing.table.read_coordinates(coords, field)
+        parts = [records for _, records in indexing.sorted_records(index, start, stop, step)]
+        records = np.concatenate(parts) if parts else np.empty(0, dtype=table.dtype)
+        return table._flavored(table._field(records, field))
 
     def itersorted(self, sortby: Any, checkCSI: bool = False,
                    start: int | None = None, stop: int | None = None,
                    step: int | None = None) -> Iterator[Row]:
         """Iterate over the rows in the order of the ``sortby`` column's index, streaming
-        (see :meth:`read_sorted` for the arguments)."""
+        (see :meth:`read_sorted` for the arguments).
+
+        Rows appended meanwhile are not part of the iteration.  If the index changes before
+        the end (the table is flushed after appends, or rows are changed), the next step
+        raises ``RuntimeError``: the order would not continue.
+        """
         indexing = self._indexing
         index = indexing.sortby_index(sortby, checkCSI)
-        io = indexing.table._ready()
-
-        def blocks() -> Iterator[tuple[AnyArray, AnyArray]]:
-            for rows in indexing.sorted_rows(index, start, stop, step):
-                yield rows, io.read_points(rows)
-
-        return indexing.table._rows_at(blocks())
+        return indexing.table._rows_at(indexing.sorted_records(index, start, stop, step))
 
 
 __all__ = ["IndexedTable", "TableIndexes"]
