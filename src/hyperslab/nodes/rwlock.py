@@ -29,6 +29,7 @@ once per read of a span or selection, never per chunk or row.
 from __future__ import annotations
 
 import threading
+from threading import get_ident
 from types import TracebackType
 
 __all__ = ["ReadWriteLock"]
@@ -50,40 +51,48 @@ class ReadWriteLock:
     """
 
     def __init__(self) -> None:
-        self._condition = threading.Condition(threading.Lock())
+        self._mutex = threading.Lock()
+        self._condition = threading.Condition(self._mutex)
         self._readers: dict[int, int] = {}  # owner thread ident -> shared holds
+        self._own: dict[int, int] = {}  # thread ident -> shared holds it took for itself
         self._writer: int | None = None  # ident of the thread holding it exclusive
         self._writer_depth = 0
         self._writers_waiting = 0
-        self._own = threading.local()  # shared holds the current thread took for itself
 
     # ------------------------------------------------------------------ shared
     def acquire_shared(self, owner: int | None = None) -> int:
         """Hold the lock shared for ``owner`` (a thread ident; the calling thread's by
         default); return the owner to pass to :meth:`release_shared`."""
-        me = threading.get_ident()
+        me = get_ident()
         who = me if owner is None else owner
-        with self._condition:
-            if self._writer != who and who not in self._readers:
+        with self._mutex:
+            readers = self._readers
+            if self._writer != who and who not in readers:
                 while self._writer is not None or self._writers_waiting:
                     self._condition.wait()
             # Other tasks of the same owner may have been let in meanwhile: count, not set.
-            self._readers[who] = self._readers.get(who, 0) + 1
-        if who == me:
-            self._own.held = getattr(self._own, "held", 0) + 1
+            readers[who] = readers.get(who, 0) + 1
+            if who == me:
+                self._own[me] = self._own.get(me, 0) + 1
         return who
 
     def release_shared(self, owner: int) -> None:
         """Give back one shared hold taken for ``owner``."""
-        if owner == threading.get_ident():
-            self._own.held -= 1
-        with self._condition:
-            left = self._readers[owner] - 1
+        me = get_ident()
+        with self._mutex:
+            if owner == me:
+                held = self._own[me] - 1
+                if held:
+                    self._own[me] = held
+                else:
+                    del self._own[me]
+            readers = self._readers
+            left = readers[owner] - 1
             if left:
-                self._readers[owner] = left
+                readers[owner] = left
             else:
-                del self._readers[owner]
-                if not self._readers:
+                del readers[owner]
+                if not readers and self._writers_waiting:
                     self._condition.notify_all()
 
     def shared(self, owner: int | None = None) -> _Shared:
@@ -100,12 +109,12 @@ class ReadWriteLock:
         RuntimeError
             If the calling thread holds the lock shared (it would wait for itself).
         """
-        me = threading.get_ident()
-        with self._condition:
+        me = get_ident()
+        with self._mutex:
             if self._writer == me:
                 self._writer_depth += 1
                 return
-            if getattr(self._own, "held", 0):
+            if me in self._own:
                 raise RuntimeError(
                     "a thread that reads a node cannot write it before the read ends"
                 )
@@ -120,7 +129,7 @@ class ReadWriteLock:
 
     def release_exclusive(self) -> None:
         """Give back one exclusive hold of the calling thread."""
-        with self._condition:
+        with self._mutex:
             self._writer_depth -= 1
             if not self._writer_depth:
                 self._writer = None
@@ -133,7 +142,7 @@ class ReadWriteLock:
     @property
     def written_by_me(self) -> bool:
         """Whether the calling thread holds the lock exclusive."""
-        return self._writer == threading.get_ident()
+        return self._writer == get_ident()
 
 
 class _Shared:
