@@ -702,6 +702,46 @@ def test_a_malformed_index_is_a_clear_error(tmp_path: Path, damage: Any, match: 
         np.testing.assert_array_equal(f.root.t.read(field="i4"), records["i4"])
 
 
+@pytest.mark.parametrize("kind", ["full", "medium"])
+@pytest.mark.parametrize(("array", "change"), [
+    ("ranges", lambda a: a[::-1]),  # a damaged header can point ranges at other data
+    ("ranges", lambda a: np.zeros_like(a)),
+    ("bounds", lambda a: a + 1),
+    ("abounds", lambda a: a[::-1]),
+    ("zbounds", lambda a: np.full_like(a, a.max())),
+])
+def test_an_index_whose_slice_edges_disagree_is_not_used(
+        tmp_path: Path, kind: str, array: str, change: Any) -> None:
+    """ranges, bounds and abounds/zbounds are three copies of each slice's edges written
+    apart: when a damaged file makes them disagree, queries scan (results equal a scan's,
+    where the damaged index would miss rows)."""
+    records = _records(ROWS, nan=False)
+    path = tmp_path / "t.h5"
+    with hyperslab.open_file(path, "w") as f:
+        build_index(f.create_table("/", "t", records), "i4", kind=kind, blocksizes=SMALL)
+    with h5py.File(path, "a") as h5:
+        dataset = h5[f"_i_t/i4/{array}"]
+        dataset[...] = change(dataset[...])
+    with hyperslab.open_file(path) as f:
+        table = f.root.t
+        assert not table.cols.i4.index.searchable
+        assert table.will_query_use_indexing("i4 > 3") == frozenset()
+        np.testing.assert_array_equal(table.get_where_list("(i4 > 3) & (i4 < 500)"),
+                                      np.flatnonzero((records["i4"] > 3)
+                                                     & (records["i4"] < 500)))
+
+
+def test_an_index_in_order_is_searchable(tmp_path: Path) -> None:
+    records = _records(ROWS)  # NaNs too: they sort last in every copy of the edges
+    path = tmp_path / "t.h5"
+    with hyperslab.open_file(path, "w") as f:
+        build_index(f.create_table("/", "t", records), "f8", kind="medium", blocksizes=SMALL)
+    with tables.open_file(path, "a") as f:
+        f.root.t.cols.i4.create_index(kind="light", optlevel=2)
+    with hyperslab.open_file(path) as f:
+        assert f.root.t.cols.f8.index.searchable and f.root.t.cols.i4.index.searchable
+
+
 def test_old_layouts_are_ignored_with_a_warning(tmp_path: Path) -> None:
     """hyperslab's own earlier layout (``_p_hsindex_``, never released) and PyTables
     1.x's (``CINDEX``) are no indexes: queries scan."""

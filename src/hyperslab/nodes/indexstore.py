@@ -111,6 +111,7 @@ class ColumnIndex:
         self._ranges_: AnyArray | None = None
         self._bounds_: AnyArray | None = None
         self._lr_bounds_: AnyArray | None = None
+        self._agrees: bool | None = None  # see _edges_agree
         self._chunks: OrderedDict[tuple[int, int], AnyArray] = OrderedDict()
         try:
             address = raw.read_int_attribute(self._gid, TABLE_ADDRESS)
@@ -219,8 +220,39 @@ class ColumnIndex:
     def searchable(self) -> bool:
         """Whether lookups can trust the order of its slices: not for half floats, which
         PyTables sorts by their bit patterns (negative values and NaNs out of order), in
-        slices it builds or appends to any index."""
-        return self.dtype != np.float16
+        slices it builds or appends to any index; not for an index whose slice edges
+        disagree with each other (a damaged file: queries scan instead)."""
+        return self.dtype != np.float16 and self._edges_agree()
+
+    def _edges_agree(self) -> bool:
+        """Whether each slice's ``ranges`` and ``bounds`` are the first values of its
+        chunks that ``abounds`` and ``zbounds`` hold too, in order (three arrays written
+        apart from each other: damage to one shows; checked once)."""
+        agrees = self._agrees
+        if agrees is None:
+            agrees = self._agrees = self._check_edges()  # HDF5ExtError if arrays are missing
+        return agrees
+
+    def _check_edges(self) -> bool:
+        nslices = self.nslices
+        if not nslices:
+            return True
+        geometry = self.geometry
+        per_slice = geometry.slicesize // geometry.chunksize
+        ranges, bounds = self._ranges(), self._bounds()
+        starts = open_array(self._gid, self._v_pathname, "abounds", False)
+        ends = open_array(self._gid, self._v_pathname, "zbounds", False)
+        if min(len(starts), len(ends)) < nslices * per_slice:
+            return False
+        firsts = starts.read(0, nslices * per_slice).reshape(nslices, per_slice)
+        lasts = ends.read(0, nslices * per_slice).reshape(nslices, per_slice)
+        # Per slice: first and last value of each chunk, then the slice's last value.
+        walk = np.empty((nslices, 2 * per_slice + 1), dtype=firsts.dtype)
+        walk[:, 0:-1:2], walk[:, 1:-1:2], walk[:, -1] = firsts, lasts, ranges[:, 1]
+        nan = walk.dtype.kind in "fc"
+        return bool(np.array_equal(firsts[:, 0], ranges[:, 0], equal_nan=nan)
+                    and np.array_equal(firsts[:, 1:], bounds, equal_nan=nan)
+                    and np.array_equal(np.sort(walk, axis=1), walk, equal_nan=nan))
 
     @property
     def is_csi(self) -> bool:
