@@ -243,6 +243,22 @@ def test_h5py_special_datasets(tmp_path: Path) -> None:
         assert type(f.root.null).__name__ == "UnImplemented"
 
 
+def test_a_class_attribute_naming_no_leaf_class_is_guessed_as_pytables_does(
+        tmp_path: Path) -> None:
+    """Another program's CLASS, or a damaged one (``CARRAY`` read as ``CASRAY``):
+    PyTables classifies the dataset as if it had none, and so does hyperslab."""
+    path = tmp_path / "class.h5"
+    with h5py.File(path, "w") as h:
+        for name, cls in (("spectrum", b"SPECTRUM"), ("damaged", b"CASRAY")):
+            h.create_dataset(name, data=np.arange(12.0).reshape(3, 4), chunks=(2, 2),
+                             maxshape=(None, 4)).attrs["CLASS"] = np.bytes_(cls)
+    with hyperslab.open_file(path, "r") as f, _pytables_view(path) as t:
+        for name in ("spectrum", "damaged"):
+            ours, theirs = f.get_node("/" + name), t.get_node("/" + name)
+            assert type(ours).__name__ == type(theirs).__name__ == "EArray"
+            assert_same_value(ours.read(), theirs.read(), name)
+
+
 def test_h5py_edits_hyperslab_file(tmp_path: Path) -> None:
     """h5py can append to our EArrays and write our CArrays; we read what it wrote."""
     path = tmp_path / "edit.h5"

@@ -73,11 +73,12 @@ def class_for_classid(classid: str) -> type[Node] | None:
 
 
 def leaf_class(h5id: Any) -> type[Leaf]:
-    """The class of a dataset: from its ``CLASS`` attribute, or PyTables' heuristics."""
+    """The class of a dataset: from its ``CLASS`` attribute, or PyTables' heuristics when
+    it has none or one that names no leaf class (as PyTables: another program's CLASS, or
+    a damaged one)."""
     classid = raw.read_string_attribute(h5id, "CLASS")
-    if classid is not None:
-        return LEAF_CLASSES.get(classid, UnImplemented)
-    return _guess_leaf_class(Dataset(h5id))
+    known = None if classid is None else LEAF_CLASSES.get(classid)
+    return known if known is not None else _guess_leaf_class(Dataset(h5id))
 
 
 def _guess_leaf_class(dataset: Dataset) -> type[Leaf]:
