@@ -211,16 +211,15 @@ def parse_frame(buf: Any) -> FrameLayout:
     typesize, shape, blockshape, chunkshape, data_nbytes, dtype, c_order = _layers_info(
         bytes(view[_HEADER_MINLEN:header_len]), header_typesize, nbytes
     )
-    block_nbytes = _block_nbytes(blockshape, typesize, c_order and nbytes == data_nbytes)
+    block_nbytes = None if blockshape is None else math.prod(blockshape) * typesize
     special = 0
     chunk_start = chunk_stop = header_len
     if offset < 0:
         special = special_kind(offset)
         check_special_frame(nbytes, header_typesize, blocksize, special, block_nbytes)
     else:
-        check_chunk(view, header_len, data_end, nbytes, header_typesize,
-                    blocksize if blockshape is None else block_nbytes)
-        blocksize = _I32.unpack_from(view, header_len + 8)[0]
+        blocksize = blocksize if block_nbytes is None else block_nbytes
+        check_chunk(view, header_len, data_end, nbytes, header_typesize, blocksize)
         chunk_stop = data_end
     codec = fields[24][6] if codec_flags & 0x0F == UDCODEC_FORMAT else codec_flags & 0x0F
     return FrameLayout(
@@ -256,23 +255,12 @@ def _layers_info(layers: bytes, typesize: int, nbytes: int) -> _LayersInfo:
     return itemsize, shape, blockshape, chunkshape, math.prod(shape) * itemsize, dtype, c_order
 
 
-def _block_nbytes(blockshape: Shape | None, itemsize: int, tiled_in_order: bool) -> int | None:
-    """The block size the inner chunk of a b2nd frame must have: that of its block shape,
-    unless the blocks are slabs tiling the chunk in C order (no padding), whose bytes are
-    the same in blocks of any size (C-Blosc2 then decodes the chunk straight, and so does
-    :func:`decode_into`); None: any."""
-    if blockshape is None or tiled_in_order:
-        return None
-    return math.prod(blockshape) * itemsize
-
-
 def _check_chunk(view: bytes | memoryview, layout: FrameLayout, data_end: int) -> int:
     """Check the inner chunk of a frame laid out as `layout` (whose sizes may differ from
     this frame's: see :func:`decode_item`); return its special value kind."""
     header_typesize, blocksize = _FRAME_ITEM_SIZES.unpack_from(view, _FRAME_TYPESIZE_AT)
     if layout.blockshape is not None:
-        blocksize = _block_nbytes(layout.blockshape, layout.typesize,
-                                  layout.c_order and layout.chunk_nbytes == layout.nbytes)
+        blocksize = math.prod(layout.blockshape) * layout.typesize
     return check_chunk(view, layout.chunk_start, data_end, layout.chunk_nbytes,
                        header_typesize, blocksize)
 

@@ -22,9 +22,8 @@ README_B2ND_METALAYER.rst):
   offsets chunk holding 0, or a special value, then the 35-byte trailer);
 * an inner chunk that fills the frame's data section, with an extended header whose item
   and data sizes are the frame's, whose block size is the frame's (for ``b2nd`` frames:
-  ``prod(blockshape) * itemsize``, so that a block shape changed in the metalayer no
-  longer matches, unless the blocks are slabs tiling the chunk in C order, whose bytes do
-  not depend on it), with no lazy, instrumented, variable-length-block or other flags;
+  ``prod(blockshape) * itemsize``: a block shape changed in the metalayer no longer
+  matches), with no lazy, instrumented, variable-length-block or other flagged layout;
   a chunk of special values is exactly a header (zeros, NaNs, uninitialized) or a header
   and one item (a repeated value), and an uncompressed one exactly a header and its data.
 
@@ -211,7 +210,7 @@ def check_special_frame(nbytes: int, typesize: int, blocksize: int, kind: int,
                         block_nbytes: int | None) -> None:
     """Check the sizes C-Blosc2 builds a chunk of special values from (frame header).
 
-    `block_nbytes` is the block size in bytes the frame's blocks must have (None: any).
+    `block_nbytes` is the ``b2nd`` block's size in bytes, or None for a plain frame.
     """
     if (nbytes % typesize or blocksize % typesize or blocksize > nbytes
             or (block_nbytes is not None and blocksize != block_nbytes)
@@ -223,13 +222,12 @@ def check_special_frame(nbytes: int, typesize: int, blocksize: int, kind: int,
 
 
 def check_chunk(view: Any, start: int, data_end: int, nbytes: int, typesize: int,
-                blocksize: int | None) -> int:
+                blocksize: int) -> int:
     """Check the inner chunk's header against the frame's; return its special value kind.
 
     `nbytes`, `typesize` and `blocksize` are what the frame says the chunk holds (its
     data size, its type size as recorded in the frame header, and the block size:
-    ``prod(blockshape) * itemsize`` for ``b2nd`` frames, the frame header's otherwise;
-    None when any block size gives the same bytes).
+    ``prod(blockshape) * itemsize`` for ``b2nd`` frames, the frame header's otherwise).
 
     Raises
     ------
@@ -246,7 +244,7 @@ def check_chunk(view: Any, start: int, data_end: int, nbytes: int, typesize: int
     if chunk_nbytes != nbytes or chunk_typesize != typesize:
         raise FrameError(f"the chunk holds {chunk_nbytes} bytes of {chunk_typesize}-byte "
                          f"items, the frame says {nbytes} of {typesize}")
-    if chunk_blocksize <= 0 or (blocksize is not None and chunk_blocksize != blocksize):
+    if chunk_blocksize != blocksize:
         raise FrameError(f"the chunk's blocks are of {chunk_blocksize} bytes, the frame's of "
                          f"{blocksize} (a block shape that does not match the chunk?)")
     flags2, blosc2_flags = view[start + 30], view[start + 31]

@@ -33,12 +33,7 @@ from typing import Any, Final, NamedTuple
 import numpy as np
 
 from hyperslab._typing import AnyArray, Shape
-from hyperslab.codecs.blockshape import (
-    B2ND_MAX_DIM,
-    blocks_are_c_order,
-    ext_shape,
-    from_block_order,
-)
+from hyperslab.codecs.blockshape import B2ND_MAX_DIM, ext_shape, from_block_order
 
 _B2ND_NAMES: Final = ("b2nd", "caterva")
 _UNWRITTEN: Final = 0x88  # lazy, instrumented: C-Blosc2 does not decode such a chunk's data
@@ -133,13 +128,10 @@ def frame_geometry(raw: bytes, dtype: np.dtype[Any], chunkshape: Shape) -> Frame
     each = math.prod(ext_shape(chunks, blocks)) * typesize
     count = math.prod(-(-a // c) for a, c in zip(shape, chunks, strict=True))
     oversized = count == 1 and chunks != shape
-    # A chunk of special values is the same in any block order, and so is one cut in
-    # slabs tiling it in C order (C-Blosc2 decodes it straight); others must be cut in the
-    # metalayer's blocks (C-Blosc2 decodes them by number).
-    tiled = chunks == shape == ext_shape(chunks, blocks) and blocks_are_c_order(
-        shape, chunks, blocks)
-    blocks_fit = tiled or all(size[2] == block or _special(head)
-                              for head, size in zip(parsed.heads, parsed.sizes, strict=True))
+    # A chunk of special values is the same in any block order; others must be cut in
+    # the metalayer's blocks (C-Blosc2 decodes them by number).
+    blocks_fit = all(size[2] == block or _special(head)
+                     for head, size in zip(parsed.heads, parsed.sizes, strict=True))
     sizes_fit = (len(chunk_nbytes) == 1 and 0 < chunk_nbytes[0] <= each
                  and chunk_nbytes[0] % block == 0) if oversized else chunk_nbytes == [each] * count
     if not (blocks_fit and sizes_fit):
