@@ -151,8 +151,7 @@ def test_a_repeated_value_is_as_wide_as_the_filter_takes_it(
 # ------------------------------------------------------------------ b2nd block shapes
 @pytest.mark.parametrize(("kind", "axis", "value"), [
     (2, 1, 6),  # blocks (5, 6): 4 blocks of 240 bytes in a chunk of 2 of 480
-    (2, 0, 10),  # blocks (10, 12): one block of 960 bytes
-    (2, 0, 2),  # blocks (2, 12): slabs tiling the chunk, read straight
+    (2, 1, 4),  # blocks (5, 4): 6 blocks of 160 bytes in a chunk of 2 of 480
     (2, 0, 0),  # an empty block
     (0, 0, 12),  # shape (12, 12), not the dataset's chunk (10, 12)
     (1, 1, 24),  # chunk shape (10, 24), larger than the array it holds
