@@ -9,7 +9,14 @@ from __future__ import annotations
 
 
 class HDF5ExtError(RuntimeError):
-    """A problem reported by the HDF5 library (PyTables' name)."""
+    """A problem reported by the HDF5 library (PyTables' name).
+
+    Also what reading a damaged chunk raises, whichever path reads it (HDF5's filter
+    pipeline or hyperslab's own Blosc2 decoding, whose python-blosc2 errors are
+    translated, once, into this): the message names the chunk's coordinates.  A chunk
+    past the end of allocation the file's superblock records is refused as HDF5 refuses
+    it ("addr overflow ... eoa"), on read-only files too.
+    """
 
 
 class ClosedNodeError(ValueError):

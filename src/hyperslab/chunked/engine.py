@@ -179,7 +179,12 @@ class ChunkEngine:
         self._blockshape: Shape | None = None
         self._fill: Any = None
         if self.kind is RawKind.BLOSC2:
-            self._params = Blosc2Params.from_cd_values(dataset.pipeline()[0].cd_values)
+            try:
+                self._params = Blosc2Params.from_cd_values(dataset.pipeline()[0].cd_values)
+            except ValueError:
+                # Filter parameters that do not parse (a damaged file): HDF5's filter
+                # decides what they mean, and reports it if nothing.
+                self.kind = None
         # b2nd frames of scalar items can be decoded in part (block by block).
         self._partial_decoding = self.kind is RawKind.BLOSC2 and self._dtype.subdtype is None
         # Parsed frames of chunks read by read_points on read-only files (nothing can change
@@ -327,10 +332,8 @@ class ChunkEngine:
         if not mask & _SKIP_FIRST_FILTER:
             try:
                 return cframe.decode_item(frame, inner, self._dtype, chunkshape=chunkshape)
-            except cframe.FrameError:
-                pass  # a frame of another layout: decoded whole below
-            except (ValueError, RuntimeError) as exc:
-                raise self._corrupt(grid, exc) from exc
+            except (ValueError, IndexError):
+                pass  # a frame decode_item does not vouch for: decoded whole below
         return self._decoded(frame, mask, grid, 1)[inner]
 
     def _corrupt(self, grid: tuple[int, ...], exc: Exception) -> HDF5ExtError:
@@ -471,8 +474,8 @@ class ChunkEngine:
             try:
                 items = decode_items(point.blocks, positions, self._dtype,
                                      store=point.decoded, load=load)
-            except cframe.FrameError as exc:
-                raise self._corrupt(grid, exc) from exc
+            except cframe.FrameError:
+                items = None  # a block that does not decode alone: the whole chunk below
             if items is not None:
                 return items
         chunk: AnyArray = self._decoded(point.complete_raw(), point.mask, grid, nthreads)
@@ -495,9 +498,9 @@ class ChunkEngine:
         blocks = None
         if self._decodes_in_part(mask):
             try:
-                blocks = frame_blocks(raw, self._dtype)
-            except cframe.FrameError as exc:
-                raise self._corrupt(grid, exc) from exc
+                blocks = frame_blocks(raw, self._dtype, chunkshape=self._chunkshape)
+            except cframe.FrameError:
+                blocks = None  # a frame the parser does not vouch for: decoded whole
         if blocks is None and sparse is not None:
             sparse.load_all()  # decoded whole
         if not dataset.raw_chunks().uses_pread:
@@ -541,9 +544,10 @@ class ChunkEngine:
                         for sel, bound in zip(piece.in_chunk, piece.bounds, strict=True))
             into = target if whole and target.dtype == self._dtype else None
             try:
-                part = decode_region(raw, piece.bounds, self._dtype, load=load, out=into)
-            except cframe.FrameError as exc:
-                raise self._corrupt(piece.grid, exc) from exc
+                part = decode_region(raw, piece.bounds, self._dtype, load=load, out=into,
+                                     chunkshape=self._chunkshape)
+            except cframe.FrameError:
+                part = None  # not decoded in part: decoded whole below, or reported
             if part is not None:
                 if part is not into:
                     target[...] = part[piece.within_bounds()]
@@ -602,18 +606,21 @@ class ChunkEngine:
             flat[...] = np.frombuffer(raw, dtype=np.uint8)
             return
         try:
-            cframe.decode_into(raw, out, nthreads=nthreads)
+            cframe.decode_into(raw, out, nthreads=nthreads, chunkshape=self._chunkshape)
             return
         except cframe.FrameError as exc:
             fast_error: Exception = exc
         except (ValueError, RuntimeError) as exc:
             raise self._corrupt(grid, exc) from exc
-        # Valid frames of other layouts (several inner chunks, as python-blosc2 may write
-        # them for write_chunk) are decoded by python-blosc2 itself, as the filter does.
+        # Frames the parser does not vouch for (valid ones of other layouts, as
+        # python-blosc2 may write them for write_chunk; damaged ones whose damage the
+        # filter ignores) are decoded by python-blosc2 itself, as the filter does, which
+        # also says what is wrong with the others.
         try:
             out[...] = decode_chunk(raw, self._dtype, self._chunkshape, selection=Ellipsis)
         except (ValueError, RuntimeError) as exc:
-            raise self._corrupt(grid, fast_error) from exc
+            raise self._corrupt(grid, ValueError(
+                f"{fast_error}; python-blosc2 cannot decode it either: {exc}")) from exc
 
     def write_box(self, box: Box, value: AnyArray, fallback: Callable[[Box, AnyArray], None]
                   ) -> None:

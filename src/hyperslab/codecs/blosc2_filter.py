@@ -30,7 +30,8 @@ from typing import TYPE_CHECKING, Any, Final
 
 import numpy as np
 
-from hyperslab.codecs.cframe import FrameEncoder, decode_into, parse_frame
+from hyperslab.codecs.cframe import FrameEncoder, FrameError, decode_into, parse_frame
+from hyperslab.codecs.cframe_library import decode_with_library, frame_geometry
 from hyperslab.codecs.validate import as_int
 
 if TYPE_CHECKING:
@@ -479,6 +480,11 @@ def decode_chunk(
 ) -> AnyArray:
     """Decompress a chunk frame written by the Blosc2 filter (or by :func:`encode_chunk`).
 
+    Frames that :mod:`~hyperslab.codecs.cframe` vouches for are decoded there; others
+    (valid frames of other layouts, or damaged ones whose damage the filter ignores) by
+    python-blosc2, as the filter decodes them, once their geometry is checked
+    (:mod:`~hyperslab.codecs.cframe_library`).
+
     Parameters
     ----------
     buf : bytes-like
@@ -501,23 +507,25 @@ def decode_chunk(
     Raises
     ------
     ValueError
-        If the frame cannot be parsed, or does not hold a chunk of `chunkshape` and `dtype`.
+        If the frame cannot be parsed, or does not hold a chunk of `chunkshape` and `dtype`
+        (or its geometry would leave part of the chunk undecoded).
     """
     dt = np.dtype(dtype)
     shape = _as_shape("chunkshape", chunkshape)
     raw = bytes(buf) if not isinstance(buf, bytes) else buf
-    if selection is None:
-        return _decode_whole(raw, dt, shape)
-    import blosc2  # imported on use: it costs ~0.4 s at start-up
+    if selection is None or selection is Ellipsis:
+        try:
+            return _decode_whole(raw, dt, shape)
+        except FrameError:
+            return decode_with_library(raw, dt, shape)
+    geometry = frame_geometry(raw, dt, shape)
     try:
-        obj = blosc2.from_cframe(raw, copy=False)
-    except Exception as exc:  # python-blosc2 raises several kinds on garbage
-        raise ValueError(f"not a Blosc2 frame ({len(raw)} bytes): {exc}") from exc
-    if isinstance(obj, blosc2.NDArray):
-        return _decode_b2nd(obj, dt, shape, selection)
-    if isinstance(obj, blosc2.SChunk):
-        return _decode_schunk(obj, dt, shape, selection)
-    raise ValueError(f"unexpected Blosc2 frame content: {type(obj).__name__}")
+        if geometry.blocks is not None:
+            import blosc2  # imported on use: it costs ~0.4 s at start-up
+            return _decode_b2nd(blosc2.ndarray_from_cframe(raw, copy=False), dt, selection)
+        return _decode_schunk(geometry.schunk, dt, shape, selection)
+    except Exception:  # python-blosc2 cannot (it raises several kinds): the whole chunk
+        return np.array(decode_with_library(raw, dt, shape)[selection])
 
 
 def _decode_whole(raw: bytes, dt: np.dtype[Any], shape: Shape) -> AnyArray:
@@ -541,27 +549,14 @@ def _decode_whole(raw: bytes, dt: np.dtype[Any], shape: Shape) -> AnyArray:
     return out
 
 
-def _decode_b2nd(nd: Any, dt: np.dtype[Any], shape: Shape, selection: Selection) -> AnyArray:
-    if tuple(nd.shape) != shape:
-        raise ValueError(f"the b2nd frame holds shape {tuple(nd.shape)}, not chunk {shape}")
-    if nd.dtype.itemsize != dt.itemsize:
-        raise ValueError(
-            f"the b2nd frame holds {nd.dtype.itemsize}-byte items, not {dt.itemsize} ({dt})"
-        )
-    key = Ellipsis if selection is None else selection
-    out: AnyArray = np.asarray(nd[key])
+def _decode_b2nd(nd: Any, dt: np.dtype[Any], selection: Selection) -> AnyArray:
+    out: AnyArray = np.asarray(nd[selection])
     if out.dtype != dt:
         out = out.view(dt)
     return out
 
 
 def _decode_schunk(sc: Any, dt: np.dtype[Any], shape: Shape, selection: Selection) -> AnyArray:
-    nbytes = math.prod(shape) * dt.itemsize
-    if sc.nbytes != nbytes:
-        raise ValueError(
-            f"the frame holds {sc.nbytes} bytes, not a chunk of {nbytes} "
-            f"(shape {shape}, dtype {dt})"
-        )
     typesize = int(sc.typesize)
     if isinstance(selection, tuple) and len(selection) == 1:
         selection = selection[0]
@@ -576,11 +571,7 @@ def _decode_schunk(sc: Any, dt: np.dtype[Any], shape: Shape, selection: Selectio
         per_item = dt.itemsize // typesize
         part = sc[start * per_item : stop * per_item]
         return np.frombuffer(part, dtype=dt).copy()
-    full: AnyArray = np.empty(shape, dtype=dt)
-    sc.decompress_chunk(0, full)
-    if selection is None:
-        return full
-    return np.array(full[selection])
+    raise ValueError("not a step-1 slice of a 1-D chunk")  # the whole chunk, then
 
 
 __all__ = [

@@ -15,9 +15,11 @@ objects, which cost 40-550 us a call even for tiny chunks.
   once, patching the few size fields of each chunk.
 
 The frames written are those of C-Blosc2's ``b2nd_to_cframe``/``schunk_to_buffer`` (so
-the filter, PyTables and python-blosc2 read them), and anything those write is read back,
-including special (all-zero, NaN) chunks stored as a bare offset.  Malformed input raises
-:class:`FrameError`; every size is checked before Blosc2 sees a byte.
+the filter, PyTables and python-blosc2 read them), and what those write is read back,
+including special (all-zero, NaN) chunks stored as a bare offset.  Every field is checked
+(:mod:`.cframe_check`) before Blosc2 sees a byte: a frame that is malformed, or that the
+parser cannot vouch for decoding exactly as C-Blosc2 does, raises :class:`FrameError`
+(callers then let python-blosc2 decode it, or report it).
 
 Threads: python-blosc2 holds the GIL while it (de)compresses unless
 ``blosc2.set_releasegil(True)`` was called.  This module calls it once, the first time it
@@ -47,11 +49,32 @@ from hyperslab.codecs.blockshape import (
     parse_b2nd_meta,
 )
 from hyperslab.codecs.blockshape import to_block_order as _to_block_order
+from hyperslab.codecs.cframe_check import (
+    HEADER,
+    HEADER_MINLEN,
+    MAGIC,
+    MAX_TYPESIZE,
+    PLAIN_LAYERS,
+    SPECIAL_NAN,
+    SPECIAL_UNINIT,
+    SPECIAL_VALUE,
+    SPECIAL_ZERO,
+    TAIL_LEN,
+    TRAILER,
+    UDCODEC_FORMAT,
+    FrameError,
+    check_chunk,
+    check_fixed_header,
+    check_layers,
+    check_special_frame,
+    chunk_offset,
+    layers_bytes,
+    offsets_chunk,
+    special_kind,
+)
 from hyperslab.codecs.cframe_item import CHUNK_EXTLEN as _CHUNK_EXTLEN
 from hyperslab.codecs.cframe_item import CHUNK_HEAD as _CHUNK
-from hyperslab.codecs.cframe_item import CHUNK_MINLEN as _CHUNK_MINLEN
 from hyperslab.codecs.cframe_item import I32 as _I32
-from hyperslab.codecs.cframe_item import I64 as _I64
 from hyperslab.codecs.cframe_item import MEMCPYED as _MEMCPYED
 from hyperslab.codecs.cframe_item import (
     LayoutMemo,
@@ -61,41 +84,25 @@ from hyperslab.codecs.cframe_item import (
 )
 from hyperslab.codecs.validate import as_int
 
-SPECIAL_ZERO: Final = 1
-""":attr:`FrameLayout.special` of a chunk of zeros stored as a bare offset."""
-SPECIAL_NAN: Final = 2
-""":attr:`FrameLayout.special` of a chunk of NaNs stored as a bare offset."""
-SPECIAL_UNINIT: Final = 4
-""":attr:`FrameLayout.special` of an uninitialized chunk (decoded as zeros)."""
 MAX_CHUNK_BYTES: Final = 2**31 - 1 - 32
 """Largest inner chunk Blosc2 compresses (``BLOSC2_MAX_BUFFERSIZE``)."""
 B2ND_DTYPE_FORMAT: Final = "|V{}"
 """The dtype the filter writes in the b2nd metalayer (opaque items of the type size)."""
 
-_MAGIC: Final = b"\x9e\xa8b2frame\x00"
-# The fixed 87-byte frame header (README_CFRAME_FORMAT.rst): msgpack markers interleaved
-# with big-endian fields.
-_HEADER: Final = struct.Struct(">10sBiBQB4sBqBqBiBiBiBhBhBBB16s")
-_MARKERS: Final = (0xD2, 0xCF, 0xA4, 0xD3, 0xD3, 0xD2, 0xD2, 0xD2, 0xD1, 0xD1, 0xD8)
-_HEADER_MINLEN: Final = 87
-_TRAILER_MINLEN: Final = 25
+_HEADER_MINLEN: Final = HEADER_MINLEN
 _FRAME_LEN_AT: Final = 16
 _FRAME_CBYTES_AT: Final = 39
 _FRAME_BLOCKSIZE_AT: Final = 53
 _GENERAL_FLAGS: Final = 0x12  # frame format version 2, 64-bit offsets, fixed chunk size
 _FORWARD_COMPAT_SPLIT: Final = 3  # other_flags = splitmode - 1
-_UDCODEC_FORMAT: Final = 6  # codec_flags value for codecs past the built-in ones
 _PARTIAL_FILTERS: Final = b"\x00\x01\x02"  # per-block filters: none, shuffle, bitshuffle
 _COPY_MAX: Final = 4096  # larger chunks of a bytes frame are read through a memoryview
 _BE_U16: Final = struct.Struct(">H")
 _BE_I32: Final = struct.Struct(">i")
 _BE_I64: Final = struct.Struct(">q")
 _B2ND_NAMES: Final = (b"b2nd", b"caterva")
-_MAX_TYPESIZE: Final = 255  # larger items are compressed as bytes (type size 1)
-
-
-class FrameError(ValueError):
-    """A chunk frame that is malformed, truncated, or of a kind this module does not read."""
+_FRAME_TYPESIZE_AT: Final = 48
+_FRAME_ITEM_SIZES: Final = struct.Struct(">ixi")  # the frame's type size and block size
 
 
 class FrameLayout(NamedTuple):
@@ -170,33 +177,6 @@ def _byte_view(buf: Any) -> memoryview:
     return view
 
 
-def _check_fixed_header(fields: tuple[Any, ...], size: int) -> None:
-    """Check the fixed part of a frame header (unpacked by ``_HEADER``) against `size`."""
-    if fields[0] != _MAGIC:
-        raise FrameError(f"not a Blosc2 frame: it starts with {bytes(fields[0])!r}")
-    if fields[1:21:2] != _MARKERS[:10] or fields[22] != _MARKERS[10]:
-        raise FrameError("not a Blosc2 frame: bad msgpack markers in its header")
-    header_len, frame_len = fields[2], fields[4]
-    general, frame_type = fields[6][0], fields[6][1]
-    nbytes, cbytes, typesize, chunksize = fields[8], fields[10], fields[12], fields[16]
-    if frame_len != size:
-        raise FrameError(f"the frame header gives {frame_len} bytes, the buffer has {size}")
-    if not _HEADER_MINLEN <= header_len <= size - _TRAILER_MINLEN:
-        raise FrameError(f"bad frame header length {header_len} for a {size}-byte frame")
-    if general & 0x0F > 3 or (general >> 4) & 0x03 != 1 or general & 0x80:
-        raise FrameError(f"unsupported frame format flags {general:#04x}")
-    if frame_type & 0x0F:
-        raise FrameError(f"not a contiguous frame (frame type {frame_type & 0x0F})")
-    if typesize <= 0 or nbytes <= 0 or chunksize < 0:
-        raise FrameError(
-            f"bad frame sizes: typesize={typesize}, nbytes={nbytes}, chunksize={chunksize}"
-        )
-    if cbytes < 0 or header_len + cbytes + _CHUNK_MINLEN > size - _TRAILER_MINLEN:
-        raise FrameError(f"bad compressed size {cbytes} for a {size}-byte frame")
-    if chunksize and nbytes > chunksize:
-        raise FrameError(f"the frame holds {nbytes} bytes in chunks of {chunksize}: not one chunk")
-
-
 def parse_frame(buf: Any) -> FrameLayout:
     """Parse and check a one-chunk Blosc2 contiguous frame.
 
@@ -214,30 +194,34 @@ def parse_frame(buf: Any) -> FrameLayout:
     ------
     FrameError
         If the frame is truncated or inconsistent (every size and offset is checked
-        against ``len(buf)``), or holds other than exactly one chunk.
+        against ``len(buf)``), holds other than exactly one chunk, or is not one this
+        module decodes itself (see :mod:`.cframe_check`).
     """
     view = _byte_view(buf)
     size = view.nbytes
-    if size < _HEADER_MINLEN + _TRAILER_MINLEN:
-        raise FrameError(f"not a Blosc2 frame: {size} bytes, fewer than the smallest frame's 112")
-    fields = _HEADER.unpack_from(view, 0)
-    _check_fixed_header(fields, size)
-    header_len, nbytes, typesize = fields[2], fields[8], fields[12]
+    if size < _HEADER_MINLEN + TAIL_LEN:
+        raise FrameError(f"not a Blosc2 frame: {size} bytes, fewer than a one-chunk frame's "
+                         f"{_HEADER_MINLEN + TAIL_LEN}")
+    fields = HEADER.unpack_from(view, 0)
+    check_fixed_header(fields, size)
+    header_len, nbytes, header_typesize, blocksize = fields[2], fields[8], fields[12], fields[14]
     codec_flags = fields[6][2]
     data_end = header_len + fields[10]
-    offset = _chunk_offset(view, data_end, size - _TRAILER_MINLEN)
+    offset = chunk_offset(view, data_end, size)
     typesize, shape, blockshape, chunkshape, data_nbytes, dtype, c_order = _layers_info(
-        bytes(view[_HEADER_MINLEN:header_len]), typesize, nbytes
+        bytes(view[_HEADER_MINLEN:header_len]), header_typesize, nbytes
     )
+    block_nbytes = None if blockshape is None else math.prod(blockshape) * typesize
     special = 0
-    blocksize = fields[14]
     chunk_start = chunk_stop = header_len
     if offset < 0:
-        special = _special_kind(offset)
+        special = special_kind(offset)
+        check_special_frame(nbytes, header_typesize, blocksize, special, block_nbytes)
     else:
-        chunk_start = header_len + offset
-        chunk_stop, blocksize = _check_chunk(view, chunk_start, data_end, nbytes)
-    codec = fields[24][6] if codec_flags & 0x0F == _UDCODEC_FORMAT else codec_flags & 0x0F
+        blocksize = blocksize if block_nbytes is None else block_nbytes
+        check_chunk(view, header_len, data_end, nbytes, header_typesize, blocksize)
+        chunk_stop = data_end
+    codec = fields[24][6] if codec_flags & 0x0F == UDCODEC_FORMAT else codec_flags & 0x0F
     return FrameLayout(
         typesize, data_nbytes, chunk_start, chunk_stop, shape, blockshape, chunkshape,
         nbytes, blocksize, special, codec, codec_flags >> 4, dtype, c_order,
@@ -253,12 +237,16 @@ def _layers_info(layers: bytes, typesize: int, nbytes: int) -> _LayersInfo:
     data_nbytes, dtype, c_order).  Cached: a dataset's frames share their metalayers."""
     meta = _b2nd_meta(layers)
     if meta is None:
+        if layers != PLAIN_LAYERS:
+            raise FrameError("the frame has metalayers, but no b2nd layer")
         return typesize, (nbytes // typesize,), None, None, nbytes, None, True
     shape, chunkshape, blockshape, dtype = meta
+    check_layers(layers, shape, chunkshape, blockshape, dtype)
     # The item size: the frame's type size is 1 for items over 255 bytes.
     items = math.prod(ext_shape(chunkshape, blockshape))
     itemsize = nbytes // items
-    if itemsize * items != nbytes or (typesize != itemsize and typesize != 1):
+    if itemsize * items != nbytes or (
+            typesize != itemsize and not (typesize == 1 and itemsize > MAX_TYPESIZE)):
         raise FrameError(
             f"the b2nd chunk {chunkshape} with blocks {blockshape} has {items} items, "
             f"which {nbytes} bytes of {typesize}-byte items do not fill"
@@ -267,52 +255,14 @@ def _layers_info(layers: bytes, typesize: int, nbytes: int) -> _LayersInfo:
     return itemsize, shape, blockshape, chunkshape, math.prod(shape) * itemsize, dtype, c_order
 
 
-def _special_kind(offset: int) -> int:
-    kind = (offset >> 56) & 0x7F
-    for special in (SPECIAL_ZERO, SPECIAL_UNINIT, SPECIAL_NAN):
-        if kind & special:
-            return special
-    raise FrameError(f"unknown special chunk offset {offset & (2**64 - 1):#018x}")
-
-
-def _chunk_offset(view: memoryview, at: int, limit: int) -> int:
-    """The offset of chunk 0, from the offsets chunk at ``view[at:limit]``."""
-    _, _, flags, typesize, off_nbytes, _, off_cbytes = _CHUNK.unpack_from(view, at)
-    if off_nbytes != 8:
-        raise FrameError(f"the frame's offsets chunk lists {off_nbytes // 8} chunks, not 1")
-    if not _CHUNK_MINLEN <= off_cbytes <= limit - at:
-        raise FrameError(f"bad offsets chunk size {off_cbytes} at byte {at}")
-    overhead = _CHUNK_EXTLEN if flags & 0x05 == 0x05 else _CHUNK_MINLEN
-    if off_cbytes < overhead:
-        raise FrameError(f"bad offsets chunk size {off_cbytes} at byte {at}")
-    special = (view[at + 31] >> 4) & 0x07 if overhead == _CHUNK_EXTLEN else 0
-    if flags & _MEMCPYED and not special and off_cbytes == overhead + 8:
-        return int(_I64.unpack_from(view, at + overhead)[0])
-    if special == SPECIAL_ZERO:
-        return 0
-    if special == 3 and typesize == 8 and off_cbytes >= overhead + 8:  # one repeated value
-        return int(_I64.unpack_from(view, at + overhead)[0])
-    value = bytearray(8)
-    _decompress(view[at : at + off_cbytes], value, 1)
-    return int(_I64.unpack_from(value, 0)[0])
-
-
-def _check_chunk(
-    view: bytes | memoryview, start: int, data_end: int, chunk_nbytes: int
-) -> tuple[int, int]:
-    """Check the inner chunk's header; return its end and block size."""
-    if start + _CHUNK_MINLEN > data_end:
-        raise FrameError(f"the chunk offset {start} lies outside the frame's data")
-    _, _, flags, _, nbytes, blocksize, cbytes = _CHUNK.unpack_from(view, start)
-    stop = start + cbytes
-    overhead = _CHUNK_EXTLEN if flags & 0x05 == 0x05 else _CHUNK_MINLEN
-    if cbytes < overhead or stop > data_end:
-        raise FrameError(f"bad chunk size {cbytes} at byte {start} (data ends at {data_end})")
-    if nbytes != chunk_nbytes:
-        raise FrameError(f"the chunk holds {nbytes} bytes, the frame says {chunk_nbytes}")
-    if blocksize <= 0:
-        raise FrameError(f"bad chunk block size {blocksize}")
-    return stop, blocksize
+def _check_chunk(view: bytes | memoryview, layout: FrameLayout, data_end: int) -> int:
+    """Check the inner chunk of a frame laid out as `layout` (whose sizes may differ from
+    this frame's: see :func:`decode_item`); return its special value kind."""
+    header_typesize, blocksize = _FRAME_ITEM_SIZES.unpack_from(view, _FRAME_TYPESIZE_AT)
+    if layout.blockshape is not None:
+        blocksize = math.prod(layout.blockshape) * layout.typesize
+    return check_chunk(view, layout.chunk_start, data_end, layout.chunk_nbytes,
+                       header_typesize, blocksize)
 
 
 def _b2nd_meta(layers: bytes) -> tuple[Shape, Shape, Shape, str | None] | None:
@@ -376,7 +326,9 @@ def _fill_special(flat: AnyArray, special: int, typesize: int) -> None:
     flat.view(np.dtype(f"<f{typesize}")).fill(np.nan)
 
 
-def decode_into(buf: Any, out: AnyArray, *, nthreads: int = 1) -> None:
+def decode_into(
+    buf: Any, out: AnyArray, *, nthreads: int = 1, chunkshape: Sequence[int] | None = None
+) -> None:
     """Decompress a whole chunk frame into `out`.
 
     Parameters
@@ -389,16 +341,24 @@ def decode_into(buf: Any, out: AnyArray, *, nthreads: int = 1) -> None:
         ignored) and any shape (the data is written in C order).
     nthreads : int, default 1
         Threads Blosc2 may use for this chunk.
+    chunkshape : sequence of int, optional
+        The dataset's chunk shape: a b2nd frame must hold an array of this shape.
 
     Raises
     ------
     FrameError
-        If the frame is malformed (see :func:`parse_frame`) or does not decompress.
+        If the frame is malformed (see :func:`parse_frame`), holds a b2nd array of
+        another shape than `chunkshape`, or does not decompress.
     ValueError
         If `out` is not C-contiguous and writeable, or has another size.
+
+    Notes
+    -----
+    Uninitialized chunks (stored as such, never by the filter) are read as zeros.
     """
     view = _byte_view(buf)
     layout = parse_frame(view)
+    _check_shape(layout, chunkshape)
     if not isinstance(out, np.ndarray) or not out.flags.c_contiguous or not out.flags.writeable:
         raise ValueError("out must be a writeable, C-contiguous numpy array")
     if out.nbytes != layout.nbytes:
@@ -411,6 +371,9 @@ def decode_into(buf: Any, out: AnyArray, *, nthreads: int = 1) -> None:
         _fill_special(flat, layout.special, layout.typesize)
         return
     chunk = view[layout.chunk_start : layout.chunk_stop]
+    if (chunk[31] >> 4) & 0x07 == SPECIAL_UNINIT:  # Blosc2 leaves the output as it was
+        flat.fill(0)
+        return
     if layout.c_order and layout.chunk_nbytes == layout.nbytes:
         _decompress(chunk, flat, nthreads)
         return
@@ -421,6 +384,14 @@ def decode_into(buf: Any, out: AnyArray, *, nthreads: int = 1) -> None:
         return
     assert layout.chunkshape is not None and layout.blockshape is not None
     from_block_order(whole, flat, layout.chunkshape, layout.blockshape, layout.shape)
+
+
+def _check_shape(layout: FrameLayout, chunkshape: Sequence[int] | None) -> None:
+    """A b2nd frame must hold the dataset's chunk (as the filter checks it)."""
+    if (chunkshape is not None and layout.blockshape is not None
+            and layout.shape != tuple(chunkshape)):
+        raise FrameError(f"the b2nd frame holds an array of shape {layout.shape}, "
+                         f"not a chunk of shape {tuple(chunkshape)}")
 
 
 _LAYOUTS: Final = LayoutMemo[FrameLayout](128)
@@ -479,7 +450,8 @@ def decode_item(
         The element's dtype; its item size must be the frame's type size for b2nd frames.
     chunkshape : sequence of int, optional
         The chunk's shape, for an index of rank > 1 into a plain (super-chunk) frame;
-        by default such a frame is 1-D of ``nbytes // itemsize`` elements.
+        by default such a frame is 1-D of ``nbytes // itemsize`` elements.  A b2nd
+        frame must then hold an array of this shape.
 
     Returns
     -------
@@ -488,7 +460,7 @@ def decode_item(
     Raises
     ------
     FrameError
-        If the frame is malformed.
+        If the frame is malformed, or a b2nd frame holds another shape than `chunkshape`.
     IndexError
         If `index` is out of the chunk's bounds.
     ValueError
@@ -507,9 +479,11 @@ def decode_item(
             src = buf
     elif layout.special:
         stop = layout.chunk_stop
-    else:  # the frame's own sizes: its chunk must end within its data
+    else:  # the frame's own sizes and chunk header (the layout was checked for the rest)
         assert known is not None
-        stop = _check_chunk(buf, layout.chunk_start, known[1], layout.chunk_nbytes)[0]
+        stop = known[1]
+        _check_chunk(buf, layout, stop)
+    _check_shape(layout, chunkshape)
     start = _item_start(layout, index, dt.itemsize, chunkshape)
     if layout.special:
         raw = _special_range(layout.special, layout.typesize, b"", start, dt.itemsize)
@@ -536,30 +510,26 @@ def _special_range(special: int, typesize: int, value: bytes, start: int, length
 def _read_range(src: bytes | memoryview, chunk_start: int, chunk_stop: int, start: int,
                 length: int) -> bytes:
     """Bytes ``[start, start + length)`` of the uncompressed chunk ``src[chunk_start:chunk_stop]``
-    (its sizes checked by :func:`_check_chunk`)."""
+    (its header checked by :func:`.cframe_check.check_chunk`: an extended header, a
+    special chunk of exactly a header and its value, an uncompressed one of its data)."""
     if type(src) is bytes and chunk_stop - chunk_start > _COPY_MAX:
         src = memoryview(src)
     chunk = src[chunk_start:chunk_stop]
-    _, _, flags, typesize, nbytes, blocksize, cbytes = _CHUNK.unpack_from(chunk, 0)
+    _, _, flags, typesize, nbytes, blocksize, _ = _CHUNK.unpack_from(chunk, 0)
+    special = (chunk[31] >> 4) & 0x07
+    if special:  # the value (a header and one item) is as wide as C-Blosc2 takes it
+        value = bytes(chunk[_CHUNK_EXTLEN:]) if special == SPECIAL_VALUE else b""
+        return _special_range(special, typesize, value, start, length)
     if flags & 0x07 == 0x05 and nbytes == blocksize and not chunk[31]:  # one compressed block
         whole = bytearray(nbytes)
         _decompress(chunk, whole, 1)
         return bytes(whole[start : start + length])
-    extended = flags & 0x05 == 0x05
-    overhead = _CHUNK_EXTLEN if extended else _CHUNK_MINLEN
-    special = (chunk[31] >> 4) & 0x07 if extended else 0
-    if special:
-        value = bytes(chunk[overhead : overhead + typesize]) if special == 3 else b""
-        return _special_range(special, typesize, value, start, length)
     if flags & _MEMCPYED:
-        if cbytes != nbytes + overhead:
-            raise FrameError(f"bad uncompressed chunk: {cbytes} bytes for {nbytes}")
-        return bytes(chunk[overhead + start : overhead + start + length])
+        return bytes(chunk[_CHUNK_EXTLEN + start : _CHUNK_EXTLEN + start + length])
     nblock = start // blocksize
     nblocks = -(-nbytes // blocksize)
     if (
-        extended
-        and nblocks > 1
+        nblocks > 1
         and (start + length - 1) // blocksize == nblock
         and not chunk[30]
         and not chunk[31]
@@ -582,36 +552,18 @@ def _frame_header(
     nbytes: int, typesize: int, codec: int, clevel: int, filter_code: int, meta: bytes | None
 ) -> bytes:
     """A frame header with zero frame length, compressed size and block size."""
-    if meta is None:
-        layers = b"\x93\xcd\x00\x07\xde\x00\x00\xdc\x00\x00"
-    else:
-        offset = _HEADER_MINLEN + 20
-        layers = b"".join((
-            b"\x93\xcd\x00\x11\xde\x00\x01\xa4b2nd\xd2", _BE_I32.pack(offset),
-            b"\xdc\x00\x01\xc6", _BE_I32.pack(len(meta)), meta,
-        ))
+    layers = layers_bytes(meta)
     flags = bytes((
-        _GENERAL_FLAGS, 0, (min(codec, _UDCODEC_FORMAT) | clevel << 4) & 0xFF,
+        _GENERAL_FLAGS, 0, (min(codec, UDCODEC_FORMAT) | clevel << 4) & 0xFF,
         _FORWARD_COMPAT_SPLIT,
     ))
     pipeline = bytes((0, 0, 0, 0, 0, filter_code, codec, 0, 0, 0, 0, 0, 0, 0, 0, 0))
-    fixed = _HEADER.pack(
-        _MAGIC, 0xD2, _HEADER_MINLEN + len(layers), 0xCF, 0, 0xA4, flags, 0xD3, nbytes,
+    fixed = HEADER.pack(
+        MAGIC, 0xD2, _HEADER_MINLEN + len(layers), 0xCF, 0, 0xA4, flags, 0xD3, nbytes,
         0xD3, 0, 0xD2, typesize, 0xD2, 0, 0xD2, nbytes, 0xD1, 0, 0xD1, 1, 0xC2, 0xD8, 6,
         pipeline,
     )
     return fixed + layers
-
-
-def _offsets_chunk(offset: int) -> bytes:
-    """The 40-byte, uncompressed Blosc2 chunk holding one chunk offset."""
-    head = _CHUNK.pack(5, 1, 0x07, 8, 8, 8, 40)
-    return head + bytes((0, 0, 0, 0, 0, 1)) + bytes(10) + _I64.pack(offset)
-
-
-_TRAILER: Final = (
-    b"\x94\x01\x93\xcd\x00\x06\xde\x00\x00\xdc\x00\x00\xce\x00\x00\x00\x23\xd8\x00" + bytes(16)
-)
 
 
 class FrameEncoder:
@@ -681,9 +633,9 @@ class FrameEncoder:
                 b > c for b, c in zip(blocks, shape, strict=True)
             ):
                 raise ValueError(f"block shape {blocks} does not fit chunk shape {shape}")
-            if self.typesize > _MAX_TYPESIZE:
+            if self.typesize > MAX_TYPESIZE:
                 raise ValueError(
-                    f"b2nd frames of {self.typesize}-byte items (over {_MAX_TYPESIZE}) cannot be "
+                    f"b2nd frames of {self.typesize}-byte items (over {MAX_TYPESIZE}) cannot be "
                     "read back by the Blosc2 filter: use blockshape=None (a plain frame)"
                 )
             self.blockshape = blocks
@@ -699,12 +651,12 @@ class FrameEncoder:
                 f"of {self.typesize}-byte items needs {chunk_nbytes}"
             )
         self._header = _frame_header(
-            chunk_nbytes, self.typesize if self.typesize <= _MAX_TYPESIZE else 1, codec, clevel,
+            chunk_nbytes, self.typesize if self.typesize <= MAX_TYPESIZE else 1, codec, clevel,
             filter_code, meta,
         )
-        self._tail = _offsets_chunk(0) + _TRAILER
+        self._tail = offsets_chunk(0) + TRAILER
         self._special_tails = {
-            kind: _offsets_chunk(-(2**63) + (kind << 56)) + _TRAILER
+            kind: offsets_chunk(-(2**63) + (kind << 56)) + TRAILER
             for kind in (SPECIAL_ZERO, SPECIAL_NAN, SPECIAL_UNINIT)
         }
         b2 = _blosc2()

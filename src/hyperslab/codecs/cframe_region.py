@@ -20,6 +20,7 @@ from __future__ import annotations
 import itertools
 import math
 import threading
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Final, Protocol
 
@@ -27,15 +28,14 @@ import numpy as np
 
 from hyperslab._typing import AnyArray, DTypeLike
 from hyperslab.codecs.cframe import (
-    _HEADER_MINLEN,
     _PARTIAL_FILTERS,
-    _TRAILER_MINLEN,
     FrameError,
     _byte_view,
-    _chunk_offset,
+    _check_shape,
     _decompress,
     parse_frame,
 )
+from hyperslab.codecs.cframe_check import HEADER_MINLEN, TAIL_LEN, chunk_offset
 from hyperslab.codecs.cframe_item import (
     _FRAME_SIZES,
     CHUNK_EXTLEN,
@@ -87,18 +87,23 @@ class FrameBlocks:
         return True
 
 
-def frame_blocks(buf: Any, dtype: DTypeLike) -> FrameBlocks | None:
+def frame_blocks(buf: Any, dtype: DTypeLike, *,
+                 chunkshape: Sequence[int] | None = None) -> FrameBlocks | None:
     """The blocks of a frame whose blocks can be decoded alone (see the module
     docstring), or None.
+
+    ``chunkshape``, when given, is the dataset's chunk shape: a b2nd frame must hold an
+    array of this shape.
 
     Raises
     ------
     FrameError
-        If the frame is malformed.
+        If the frame is malformed, or not of ``chunkshape``.
     """
     dt = np.dtype(dtype)
     view = _byte_view(buf)
     layout = parse_frame(view)
+    _check_shape(layout, chunkshape)
     blockshape = layout.blockshape
     chunkshape = layout.shape
     if blockshape is None and len(chunkshape) == 1 and dt.itemsize and not (
@@ -148,8 +153,6 @@ def _scratch_block(nbytes: int) -> AnyArray:
 FRAME_HEAD_BYTES: Final = 4096
 """What :func:`load_frame_structure` reads first: a frame's header, and usually its
 chunk's header and block starts, lie within it."""
-FRAME_TAIL_MAX: Final = 1 << 16
-"""Frames whose offsets chunk and trailer take more bytes than this are read whole."""
 
 
 def load_frame_structure(view: Any, load: Any) -> bool:
@@ -172,20 +175,20 @@ def load_frame_structure(view: Any, load: Any) -> bool:
     """
     buf = _byte_view(view)
     size = buf.nbytes
-    if size < _HEADER_MINLEN + _TRAILER_MINLEN:
+    if size < HEADER_MINLEN + TAIL_LEN:
         return False
     head = min(size, FRAME_HEAD_BYTES)
     load(0, head)
     header_len, frame_len, cbytes = _FRAME_SIZES.unpack_from(buf, 0)
     data_end = header_len + cbytes
-    if (frame_len != size or not _HEADER_MINLEN <= header_len or cbytes < 0
-            or data_end + _TRAILER_MINLEN > size or size - data_end > FRAME_TAIL_MAX):
+    if (frame_len != size or not HEADER_MINLEN <= header_len or cbytes < 0
+            or data_end + TAIL_LEN != size):
         return False
     if header_len > head:
         load(head, header_len)
     load(data_end, size)
     try:
-        offset = _chunk_offset(buf, data_end, size - _TRAILER_MINLEN)
+        offset = chunk_offset(buf, data_end, size)
     except FrameError:
         return False
     if offset < 0:
@@ -207,6 +210,7 @@ def load_frame_structure(view: Any, load: Any) -> bool:
 def decode_region(
     buf: Any, bounds: tuple[slice, ...], dtype: DTypeLike, *,
     max_share: float = DEFAULT_MAX_SHARE, load: Any = None, out: AnyArray | None = None,
+    chunkshape: Sequence[int] | None = None,
 ) -> AnyArray | None:
     """The items of a b2nd chunk frame inside ``bounds``, decoding only the blocks touched.
 
@@ -228,6 +232,8 @@ def decode_region(
     out : numpy.ndarray, optional
         A writable array of the region's shape and of ``dtype`` to decode into (blocks a
         1-D region covers whole are decompressed straight into it).
+    chunkshape : sequence of int, optional
+        The dataset's chunk shape, which a b2nd frame must hold (see :func:`frame_blocks`).
 
     Returns
     -------
@@ -240,10 +246,10 @@ def decode_region(
     ValueError
         If ``out`` is not of the region's shape and of ``dtype``.
     FrameError
-        If the frame is malformed or a block does not decompress.
+        If the frame is malformed, not of ``chunkshape``, or a block does not decompress.
     """
     dt = np.dtype(dtype)
-    blocks = frame_blocks(buf, dt)
+    blocks = frame_blocks(buf, dt, chunkshape=chunkshape)
     if blocks is None or len(bounds) != len(blocks.chunkshape) or any(
             b.stop > c for b, c in zip(bounds, blocks.chunkshape, strict=True)):
         return None
@@ -367,6 +373,6 @@ def _copied_as(dtype: np.dtype[Any]) -> np.dtype[Any]:
     return np.dtype((np.void, dtype.itemsize)) if dtype.fields is not None else dtype
 
 
-__all__ = ["DEFAULT_MAX_SHARE", "FRAME_HEAD_BYTES", "FRAME_TAIL_MAX", "BlockStore",
+__all__ = ["DEFAULT_MAX_SHARE", "FRAME_HEAD_BYTES", "BlockStore",
            "FrameBlocks", "decode_items", "decode_region", "frame_blocks",
            "load_frame_structure"]

@@ -140,7 +140,9 @@ class File(FileAttrsCompat):
             openfiles.unregister(self, self.filename)
             raise
         self._isopen = True
-        self._access: FileAccess | None = None
+        # Read-only files: asked now, with the end of allocation their superblock records
+        # (raw reads stay within it), read when HDF5 reads it rather than amid a query.
+        self._access: FileAccess | None = file_access(self._h5.id) if mode == "r" else None
         self._pool: ThreadPoolExecutor | None = None
         self._workers = default_workers()
         self._cache = NodeCache(options.node_cache_slots)

@@ -32,7 +32,11 @@ may still sit in HDF5's chunk cache, the dataset is flushed before HDF5 is next 
 chunks (HDF5 2.0's ``chunk_iter``, ``get_chunk_info_by_coord`` and ``read_direct_chunk``
 flush it themselves, as verified here; the flush is a cheap guarantee for other versions).
 
-Read-only files cannot change, so their look-ups skip all of this.
+Read-only files cannot change, so their look-ups skip all of this.  Their chunks are
+read with ``os.pread`` only within the end of allocation the superblock records
+(:mod:`~hyperslab.storage.superblock`), as HDF5 reads them: when the index (or a single
+look-up) finds a chunk past it, the dataset's raw reads go through HDF5 instead, which
+refuses that chunk (``HDF5ExtError``) and reads the others.
 
 Speed.  ``location``, ``is_written``, ``read`` and ``read_range`` are instance attributes
 set to closures over the current base (re-made when the base, the grid or the limit change),
@@ -72,6 +76,7 @@ from hyperslab.storage.chunkindex import (
     grid_shape,
     touched_chunks,
 )
+from hyperslab.storage.superblock import AllocationEnd
 
 RESOLVE_BUDGET = 16
 """Single-chunk HDF5 look-ups allowed between two full index builds (see the module)."""
@@ -183,6 +188,8 @@ class FileAccess(NamedTuple):
     fd: int | None
     """The descriptor of a file open read-only with the sec2 driver (raw reads with
     ``os.pread``); None otherwise."""
+    allocation: AllocationEnd | None = None
+    """The file's end of allocation, when `fd` is known (raw reads stay within it)."""
 
     @property
     def writable(self) -> bool:
@@ -193,10 +200,10 @@ class FileAccess(NamedTuple):
 def file_access(fid: h5f.FileID) -> FileAccess:
     """The :class:`FileAccess` of the open file ``fid``."""
     intent = fid.get_intent()
-    fd = None
     if intent == h5f.ACC_RDONLY and fid.get_access_plist().get_driver() == h5fd.SEC2:
         fd = int(fid.get_vfd_handle())
-    return FileAccess(int(intent), fd)
+        return FileAccess(int(intent), fd, AllocationEnd(fd))
+    return FileAccess(int(intent), None)
 
 
 class RawChunks:
@@ -218,6 +225,7 @@ class RawChunks:
 
     __slots__ = (
         "_alloc_early",
+        "_allocation",
         "_base",
         "_chunk_nbytes",
         "_chunkshape",
@@ -280,8 +288,10 @@ class RawChunks:
             access = file_access(h5i.get_file_id(dsid))
         self._writable = access.writable
         self._fd: int | None = access.fd
+        self._allocation: AllocationEnd | None = None
         if access.fd is not None:
             self._pending_flush = False  # nothing can be written
+            self._allocation = access.allocation or AllocationEnd(access.fd)
         if dcpl is None:  # the dataset's creation property list (read only)
             dcpl = dsid.get_create_plist()
         self._nfilters = int(dcpl.get_nfilters())
@@ -330,7 +340,8 @@ class RawChunks:
         wanted = 0
         for coords, start, nbytes in pieces:
             found = location(coords)
-            if found is None or start < 0 or nbytes < 0 or start + nbytes > found.size:
+            if (found is None or start < 0 or nbytes < 0 or start + nbytes > found.size
+                    or self._fd is None):  # (an index built just now may end raw reads)
                 return None
             parts.append(pread(fd, nbytes, found.offset + start))
             wanted += nbytes
@@ -367,6 +378,8 @@ class RawChunks:
                     or start + size > whole or dest < 0 or dest + size > limit):
                 return False
             placed.append((found.offset + start, dest, size))
+        if self._fd is None:  # an index built just now found chunks past the allocation
+            return False
         placed.sort()
         preadv = os.preadv
         scratch = view[:0]
@@ -413,6 +426,9 @@ class RawChunks:
         if info.byte_offset is None or not info.size:
             return None
         found = ChunkLocation(int(info.byte_offset), int(info.size), int(info.filter_mask))
+        if self._allocation is not None and not self._allocation.covers(
+                found.offset + found.size):
+            return None  # past the end of allocation: HDF5 reads it (and refuses it)
         self._looked_up[coords] = found
         return found
 
@@ -453,7 +469,7 @@ class RawChunks:
             return None
         location = self.location(coords)
         view = memoryview(buffer)
-        if location is None or location.size != view.nbytes:
+        if location is None or location.size != view.nbytes or self._fd is None:
             return None
         if os.preadv(fd, [view], location.offset) != view.nbytes:
             return None
@@ -512,6 +528,9 @@ class RawChunks:
                 raise HDF5ExtError(
                     f"cannot list the chunks of dataset {self._name()!r}: {exc}"
                 ) from exc
+            if self._allocation is not None and base.nwritten and not self._allocation.covers(
+                    int((base.offsets + base.sizes).max())):
+                self._fd = None  # chunks past the end of allocation: HDF5 reads (and refuses)
             self._overlay.clear()
             self._limit = self._grid
             self._limit_is_grid = True
@@ -651,6 +670,8 @@ class RawChunks:
         base, row = self._find(coords)  # read-only: no overlay
         if row < 0:
             raise self._no_such_chunk(self._coords(coords))
+        if self._fd is None:  # the index just built ended raw reads
+            return self._read_hdf5(coords)
         size = base.sizes.item(row)
         data = os.pread(fd, size, base.offsets.item(row))
         if len(data) != size:
@@ -669,6 +690,8 @@ class RawChunks:
         base, row = self._find(coords)  # read-only: no overlay
         if row < 0:
             raise self._no_such_chunk(self._coords(coords))
+        if self._fd is None:  # the index just built ended raw reads
+            return self._read_range(coords, start, nbytes)
         size = base.sizes.item(row)
         if start < 0 or nbytes < 0 or start + nbytes > size:
             self._check_range(coords, start, nbytes, size)
