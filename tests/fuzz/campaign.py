@@ -53,13 +53,15 @@ class Finding:
 
     @property
     def fault_class(self) -> tuple[str, ...]:
-        """What tells distinct faults apart: verdict, exception type and where it was
-        raised (or, for wrong values, the read path), and the mutation kind."""
-        if self.verdict in ("wrong", "wrong-silent"):
-            return self.verdict, self.path, self.mutation.kind
-        if self.verdict in ("crash", "hang"):
-            return self.verdict, self.path, self.mutation.kind
-        return self.verdict, self.error_type, self.where, self.mutation.kind
+        """What tells distinct faults apart: the verdict, and the exception's type and
+        where hyperslab raised it, or for values whether they describe the hierarchy or
+        hold data, and the mutation kind, or for crashes and hangs the read path."""
+        if self.verdict.startswith(("wrong", "stale")):
+            what = "hierarchy" if self.path in ("open", "walk", "attrs", "info") else "data"
+            return self.verdict, what, self.mutation.kind
+        if self.verdict.startswith(("crash", "hang")):
+            return self.verdict, self.path
+        return self.verdict, self.error_type, self.where
 
     def describe(self) -> str:
         lines = [f"{self.verdict}: {self.path} {self.label}",
@@ -128,8 +130,11 @@ class Tally:
                      f"in {len(self.classes(('refusal',)))} classes")
         for title, groups in (("FAILURE", failures), ("REFUSAL", self.classes(("refusal",)))):
             for key, found in groups.items():
-                lines.append(f"--- {title} class {' / '.join(k for k in key if k)} "
-                             f"({len(found)} reads)")
+                kinds = sorted({f.mutation.kind for f in found})
+                paths = sorted({f.path for f in found})
+                lines.append(f"--- {title} class {' / '.join(k for k in key if k)}: "
+                             f"{len(found)} reads of {len({f.mutation for f in found})} "
+                             f"mutants; kinds {', '.join(kinds)}; paths {', '.join(paths)}")
                 lines += [finding.describe() for finding in found[:examples]]
         return "\n".join(lines)
 
