@@ -5,7 +5,8 @@
 one example of every distinct failure; its exit status is 1 if anything failed.
 ``replay BASE SPEC`` reads one mutant in this process, printing every probe's verdict
 and the traceback of hyperslab's exceptions (``--probe LABEL``: that probe only); a hang
-prints the stacks after ``--probe-seconds`` and exits.
+prints the stacks after ``--probe-seconds`` and exits.  ``--worker`` reads it in a
+worker process instead, exactly as a run does.
 """
 
 from __future__ import annotations
@@ -56,6 +57,10 @@ def _replay(args: argparse.Namespace) -> int:
     faulthandler.enable()
     worker.indexed.SCAN_SHARE = float("inf")
     mutation = parse_spec(args.base, args.spec)
+    if args.worker:
+        tally = campaign.read_in_worker(mutation, args.probe_seconds)
+        print(tally.report(examples=100))
+        return 1 if tally.failures else 0
 
     def watch(at: str) -> None:
         faulthandler.dump_traceback_later(args.probe_seconds, exit=True)
@@ -114,6 +119,9 @@ def main(argv: list[str] | None = None) -> int:
     replay.add_argument("--probe", help="show only the probe with this label")
     replay.add_argument("--probe-seconds", type=float, default=5.0)
     replay.add_argument("--keep", help="also keep the mutant file here")
+    replay.add_argument("--worker", action="store_true",
+                        help="read it in a worker process, as a run does (crashes and hangs "
+                             "are caught and confirmed without h5py)")
     replay.set_defaults(func=_replay)
     args = parser.parse_args(argv)
     return int(args.func(args))

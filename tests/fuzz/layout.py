@@ -28,6 +28,7 @@ KINDS = (
     "blosc2_frame_header",  # the fixed 87-byte header of a Blosc2 chunk's frame
     "blosc2_chunk_header",  # the 32-byte header of the frame's inner Blosc2 chunk
     "b2nd_meta",            # the frame's metalayers section (the ``b2nd`` metalayer)
+    "extent",               # a dimension (and maybe its maximum) of a dataset's dataspace
     "superblock",
     "object_header",        # object headers (v1 at their address; v2 OHDR/OCHK)
     "btree",                # v1 B-tree nodes (groups and chunk indexes), v2 B-trees, arrays
@@ -56,6 +57,7 @@ class Region:
     start: int
     stop: int
     label: str
+    rank: int = 0  # extent regions: the dataspace's rank (dims, then maxdims if stop says so)
 
 
 def _data_regions(name: str, dset: h5py.Dataset, data: bytes, regions: list[Region]) -> None:
@@ -96,6 +98,31 @@ def _object_header(addr: int, data: bytes, label: str) -> Region:
     return Region("object_header", addr, min(addr + 16 + size, len(data)), label)
 
 
+def _extent(addr: int, data: bytes, name: str) -> Region | None:
+    """The dims (and maxdims) of the dataspace message of a v1 object header (its first
+    block or a continuation block)."""
+    if data[addr] != 1:
+        return None
+    size = struct.unpack_from("<I", data, addr + 8)[0]
+    blocks = [(addr + 16, addr + 16 + size)]
+    while blocks:
+        pos, end = blocks.pop(0)
+        end = min(end, len(data))
+        while pos + 8 <= end:
+            mtype, msize = struct.unpack_from("<HH", data, pos)
+            body = pos + 8
+            if mtype == 1:  # dataspace: version, rank, flags; dims at +8 (v1) or +4 (v2)
+                version, rank, flags = data[body], data[body + 1], data[body + 2]
+                dims = body + (8 if version == 1 else 4)
+                slots = rank * (2 if flags & 1 else 1)
+                return Region("extent", dims, dims + 8 * slots, f"dataspace of {name}", rank)
+            if mtype == 0x10:  # continuation: offset and length of another block
+                offset, length = struct.unpack_from("<QQ", data, body)
+                blocks.append((offset, offset + length))
+            pos = body + msize
+    return None
+
+
 def _superblock(data: bytes) -> Region:
     version = data[8]
     size = {0: 96, 1: 100}.get(version, 48)
@@ -107,17 +134,23 @@ def regions_of(path: Path) -> list[Region]:
     data = path.read_bytes()
     regions = [_superblock(data)]
     objects: dict[int, str] = {}
+    datasets: set[str] = set()
     with h5py.File(path, "r") as f:
         objects[h5py.h5o.get_info(f.id).addr] = "/"
 
         def visit(name: str, obj: h5py.HLObject) -> None:
             objects.setdefault(h5py.h5o.get_info(obj.id).addr, "/" + name)
             if isinstance(obj, h5py.Dataset):
+                datasets.add("/" + name)
                 _data_regions("/" + name, obj, data, regions)
 
         f.visititems(visit)
     for addr, name in objects.items():
         regions.append(_object_header(addr, data, f"object header of {name}"))
+        if name in datasets and "/_i_" not in name:
+            extent = _extent(addr, data, name)
+            if extent is not None and extent.rank:
+                regions.append(extent)
     _signature_regions(data, regions)
     regions.append(Region("anywhere", 0, len(data), "whole file"))
     regions.append(Region("truncate", 1, len(data), "file length"))

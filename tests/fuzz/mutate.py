@@ -10,6 +10,8 @@ Operators (one to three per mutant, all in the same region): flip one bit, set o
 or a run of 2-8 bytes to random values, fill 1-8 bytes with 0x00 or 0xFF, or write an
 "interesting" integer (0, 1, -1, powers of two near type limits) of 1, 2, 4 or 8 bytes
 in either byte order, which is what turns a size or count field into a runaway one.
+``extent`` mutants set one dimension of a dataset's dataspace (and half the time its
+maximum, so that HDF5 accepts it) to a larger or odd length: a runaway extent.
 """
 
 from __future__ import annotations
@@ -88,10 +90,32 @@ def _operator(rng: np.random.Generator, region: Region, original: bytes) -> tupl
     return offset, rng.integers(0, 256, length, dtype=np.uint8).tobytes()
 
 
+_EXTENTS = (0, 1, 2**31 - 1, 2**32 + 5, 2**40, 2**47 + 1, 2**62, 2**63 - 1, 2**64 - 2)
+
+
+def _extent(rng: np.random.Generator, region: Region, original: bytes) -> tuple[tuple[int,
+                                                                                      bytes], ...]:
+    """One dimension set to a larger (or odd) length; half the time its maximum too, so
+    that HDF5 accepts a dataset that did not grow (a runaway extent)."""
+    dim = int(rng.integers(region.rank))
+    at = region.start + 8 * dim
+    old = int.from_bytes(original[at : at + 8], "little")
+    value = int(rng.choice([old + 1, old * 2 + 3, old * 1000 + 7, *_EXTENTS])) % 2**64
+    edits = [(at, value.to_bytes(8, "little"))]
+    has_max = region.stop - region.start == 16 * region.rank
+    if has_max and rng.integers(2):
+        top = region.start + 8 * (region.rank + dim)
+        if original[top : top + 8] != b"\xff" * 8:  # not unlimited: raise the limit too
+            edits.append((top, value.to_bytes(8, "little")))
+    return tuple(edits)
+
+
 def draw(rng: np.random.Generator, base: str, kind: str, regions: list[Region],
          original: bytes) -> Mutation:
     """A mutation of ``kind`` in one of ``regions`` (all of that kind)."""
     region = regions[int(rng.integers(len(regions)))]
+    if kind == "extent":
+        return Mutation(base, kind, region.label, _extent(rng, region, original))
     if kind == "truncate":
         size = len(original)
         # Half anywhere, half near the end (the metadata HDF5 writes last).

@@ -38,6 +38,7 @@ class Job:
     request: dict[str, Any]
     payload: Any = None
     oracle_failed: str = ""  # 'hang:I' or 'crash:I' when h5py failed at probe I
+    confirming: bool = False  # read again without h5py after hyperslab crashed or hung
 
 
 @dataclass

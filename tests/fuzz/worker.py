@@ -1,11 +1,12 @@
 """The child process: reads mutants through every probe, one JSON line per event.
 
 ``python -m fuzz.worker`` (with ``tests/`` on ``PYTHONPATH``) reads requests from stdin,
-one JSON object a line: ``{"id", "base", "pristine", "mutant", "oracle"}``, and answers
-on stdout: ``{"ready": true}`` once imported, ``{"id", "at": "h5:I"|"hs:I"}`` before
-probe ``I`` runs in h5py or hyperslab (so the runner knows which read hung or crashed),
-and ``{"id", "done": [...]}`` with one verdict per probe.  Library output goes to stderr.
-Two requests exist for the runner's own tests: ``{"id", "test": "hang"|"crash"}``.
+one JSON object a line: ``{"id", "base", "pristine", "mutant", "oracle", "skip"}``
+(``skip``: numbers of probes not to run), and answers on stdout: ``{"ready": true}``
+once imported, ``{"id", "at": "h5:I"|"hs:I"}`` before probe ``I`` runs in h5py or
+hyperslab (so the runner knows which read hung or crashed), and ``{"id", "done": [...]}``
+with one verdict per probe.  Library output goes to stderr.  Two requests exist for the
+runner's own tests: ``{"id", "test": "hang"|"crash"}``.
 
 The worker limits its address space (``FUZZ_WORKER_MEMORY``, default 4 GiB) so that a
 runaway allocation raises ``MemoryError`` instead of exhausting the machine, and
@@ -33,13 +34,18 @@ import hyperslab
 from hyperslab.compute import indexed
 
 from . import corpus, probes
-from .verdict import MISSING, QUIET, canonical, judge, raised_in, same
+from .verdict import (
+    MISSING,
+    QUIET,
+    NotRun,
+    OracleSkipped,
+    canonical,
+    judge,
+    raised_in,
+    same,
+)
 
 MEMORY_LIMIT = int(os.environ.get("FUZZ_WORKER_MEMORY", 4 << 30))
-
-
-class OracleSkipped(Exception):
-    """h5py was not run for this mutant (it crashed or hung on it before)."""
 
 
 def _short(value: Any, limit: int = 240) -> str:
@@ -85,9 +91,10 @@ class Reader:
             self._probes[base] = found
         return self._probes[base]
 
-    def read_h5(self, rid: Any, path: Path, probes: list[Any]) -> tuple[list[Any], list[Any]]:
+    def read_h5(self, rid: Any, path: Path, probes: list[Any],
+                skip: frozenset[int] = frozenset()) -> tuple[list[Any], list[Any]]:
         """The oracle's outcomes, ``[open] + probes + [close]``, and the probes' inputs
-        (None where a probe has none)."""
+        (None where a probe has none); probes numbered in ``skip`` are not run."""
         self.announce(rid, "h5:0")
         count = len(probes) + 2
         inputs: list[Any] = [None] * count
@@ -98,6 +105,9 @@ class Reader:
         outcomes: list[Any] = [None]
         try:
             for i, probe in enumerate(probes, 1):
+                if i in skip:
+                    outcomes.append(NotRun())
+                    continue
                 self.announce(rid, f"h5:{i}")
                 try:
                     if probe.inputs is not None:
@@ -112,8 +122,9 @@ class Reader:
                 pass
         return [*outcomes, None], inputs
 
-    def read_hs(self, rid: Any, path: Path, probes: list[Any]) -> list[Any]:
-        """hyperslab's outcomes: ``[open] + probes + [close]``."""
+    def read_hs(self, rid: Any, path: Path, probes: list[Any],
+                skip: frozenset[int] = frozenset()) -> list[Any]:
+        """hyperslab's outcomes: ``[open] + probes + [close]`` (``skip``: as read_h5)."""
         self.announce(rid, "hs:0")
         try:
             f = hyperslab.open_file(path, "r")
@@ -121,6 +132,9 @@ class Reader:
             return [exc] + [None] * (len(probes) + 1)
         outcomes: list[Any] = [None]
         for i, probe in enumerate(probes, 1):
+            if i in skip:
+                outcomes.append(NotRun())
+                continue
             self.announce(rid, f"hs:{i}")
             try:
                 outcomes.append(probe.hs(f))
@@ -144,12 +158,13 @@ class Reader:
             os.abort()
         probes = self.probes_of(request["base"], request["pristine"])
         mutant = Path(request["mutant"])
+        skip = frozenset(request.get("skip", ()))
         if request["oracle"]:
-            h5, inputs = self.read_h5(rid, mutant, probes)
+            h5, inputs = self.read_h5(rid, mutant, probes, skip)
         else:
-            h5 = [OracleSkipped("h5py crashed or hung on this mutant")] * (len(probes) + 2)
+            h5 = [OracleSkipped("h5py was not run on this mutant")] * (len(probes) + 2)
             inputs = [None] * len(h5)
-        hs = self.read_hs(rid, mutant, probes)
+        hs = self.read_hs(rid, mutant, probes, skip)
         self.send({"id": rid, "done": self.verdicts(request["base"], probes, hs, h5, inputs)})
 
     def verdicts(self, base: str, probes: list[Any], hs: list[Any], h5: list[Any],
