@@ -13,8 +13,10 @@ storage layouts hyperslab reads differently:
 * a Blosc2 table indexed by hyperslab (``create_index``), and a zlib table written and
   indexed by PyTables.
 
-Files are built with ``track_times=False`` so that two builds are byte-identical and a
-mutation (a list of byte edits) replays on a freshly built base.
+Files are built with ``track_times=False`` so that two builds have the same layout and the
+same bytes in every chunk and header a mutation aims at, and a mutation (a list of byte
+edits) replays on a freshly built base.  (Index datasets still record their times, which
+the index writers set, and HDF5 leaves old bytes in freed space: nothing reads those.)
 """
 
 from __future__ import annotations
