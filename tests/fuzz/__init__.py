@@ -55,7 +55,11 @@ Allowed exceptions (:func:`.verdict.allowed`)
   anything is allocated, as h5py does;
 * ``OSError`` from ``open_file`` only: a file that cannot be opened;
 * ``IndexError`` where h5py's read of the same selection also raises ``IndexError`` (a
-  damaged extent put the selection out of range), PyTables' documented answer;
+  damaged extent put the selection out of range), PyTables' documented answer, and from
+  ``read_chunk``/``chunk_info`` for coordinates outside the (damaged) shape, as they
+  document (h5py's direct chunk read does not check the shape: not a refusal);
+* ``ValueError`` from a reduction where NumPy raises it on h5py's data too (the minimum
+  of an empty array: a damaged extent of 0);
 * ``ValueError`` from ``read_sorted`` when the column has no usable full index (a damaged
   index group hides it): PyTables documents it;
 * ``TypeError`` from a reduction or ``Expr`` of an operand that is not numeric (raised by
@@ -69,8 +73,10 @@ reading, blosc2's or the codecs' ``FrameError``) is a raw exception escaping.
 
 Comparisons
 -----------
-NaN equals NaN; sums, means and standard deviations compare to a relative 1e-6;
-fixed-length strings compare up to their first NUL (h5py's conversion of HDF5's
-NULLTERM strings cuts there, PyTables and hyperslab return the raw bytes); h5py's
-``Empty`` string attributes equal ``''`` (what PyTables reads); byte order is ignored.
+NaN equals NaN; sums, means and standard deviations compare to a relative 1e-6 (2e-4
+in float32, 2e-2 in float16); fixed-length strings compare up to their first NUL (h5py's
+conversion of HDF5's NULLTERM strings cuts there, PyTables and hyperslab return the raw
+bytes), and the oracle evaluates query conditions on the raw bytes, as PyTables does;
+h5py's ``Empty`` string attributes equal ``''`` (what PyTables reads); byte order is
+ignored.
 """

@@ -97,7 +97,17 @@ def h5_select(dset: h5py.Dataset, key: Any) -> np.ndarray:
 
 
 def _h5_records(f: h5py.File, path: str) -> np.ndarray:
-    return np.asarray(f[path][...])
+    """A table's records; string fields as stored, with any bytes after a NUL (h5py's
+    conversion of NULLTERM strings cuts there, PyTables and hyperslab query the raw bytes)."""
+    dset = f[path]
+    records = np.asarray(dset[...])
+    strings = [name for name in records.dtype.names or () if records.dtype[name].kind == "S"]
+    if strings:
+        raw = np.empty(dset.shape, dset.dtype)
+        dset.id.read(h5py.h5s.ALL, h5py.h5s.ALL, raw, mtype=dset.id.get_type())
+        for name in strings:
+            records[name] = raw[name]
+    return records
 
 
 def _h5_where(f: h5py.File, path: str, condition: str) -> np.ndarray:
@@ -255,8 +265,8 @@ def array_probes(subject: str, pristine: Pristine) -> list[Probe]:
               lambda f: f.get_node(subject).read(1, shape[0], 3),
               lambda f: h5_select(f[subject], slice(1, shape[0], 3))),
         Probe("iterrows", f"{subject}.iterrows(1, {shape[0]}, 2)",
-              lambda f: np.array(list(f.get_node(subject).iterrows(1, shape[0], 2))),
-              lambda f: h5_select(f[subject], slice(1, shape[0], 2))),
+              lambda f: list(f.get_node(subject).iterrows(1, shape[0], 2)),
+              lambda f: list(h5_select(f[subject], slice(1, shape[0], 2)))),
     ]
     for path, keys in _edge_keys(shape).items():
         probes.extend(_select(path, subject, key) for key in keys)

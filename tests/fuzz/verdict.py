@@ -139,8 +139,9 @@ def _same_arrays(a: np.ndarray, b: np.ndarray, approx: bool) -> bool:
                         for n in a.dtype.names or ()))
     if a.dtype.kind in "fc" and b.dtype.kind in "fc":
         with np.errstate(all="ignore"):
-            if approx:
-                return bool(np.allclose(a, b, rtol=1e-6, atol=0, equal_nan=True))
+            if approx:  # sums of float32 (float16) differ in their 5th (2nd) digit
+                rtol = {2: 2e-2, 4: 2e-4}.get(min(a.real.itemsize, b.real.itemsize), 1e-6)
+                return bool(np.allclose(a, b, rtol=rtol, atol=0, equal_nan=True))
             return bool(np.array_equal(a, b, equal_nan=True))
     if a.dtype.kind in "SUO" or b.dtype.kind in "SUO":
         return bool(np.array_equal(a.astype(object), b.astype(object)))
@@ -181,6 +182,9 @@ def judge(path: str, hs: Any, h5: Any, pristine: Any = MISSING, approx: bool = F
     if isinstance(hs, BaseException):
         if not allowed(hs, path, h5):
             return "unexpected"
+        if type(hs) is IndexError and path == "chunk":
+            return "ok-error"  # coordinates outside the (damaged) shape: documented, and
+            # h5py's direct chunk read does not check them
         if isinstance(h5, BaseException):
             return "ok-error"
         if not stale and pristine is not MISSING and same(canonical(h5), canonical(pristine),
