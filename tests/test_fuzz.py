@@ -29,7 +29,8 @@ ROUNDS = 12
 
 def test_damaged_files_read_right_or_raise_documented_errors(tmp_path: Path) -> None:
     pairs = len(campaign.cycle(campaign.prepare(tmp_path / "pairs")))
-    tally = campaign.run(SEED, count=pairs * ROUNDS, workers=2, directory=tmp_path)
+    tally = campaign.run(SEED, count=pairs * ROUNDS, workers=2, probe_seconds=3.0,
+                         directory=tmp_path)
     # Every mutation kind and every read path was exercised, and compared somewhere.
     assert set(tally.kinds) == set(layout.KINDS)
     assert set(tally.by_path) == set(probes.PATHS)
