@@ -34,7 +34,8 @@ base and kind skip the path (its hang is a failure already)."""
 
 
 class HarnessError(AssertionError):
-    """The undamaged bases do not read the same in hyperslab and h5py."""
+    """The undamaged bases do not read the same in hyperslab and h5py, or the comparison
+    of some mutant's answers crashed or hung."""
 
 
 @dataclass(frozen=True)
@@ -199,7 +200,7 @@ class Campaign:
         self.directory = directory
         self.pairs = cycle(bases, kinds)
         self.progress = progress
-        self.pristine_failures: list[str] = []
+        self.harness_failures: list[str] = []
         self.hangs: Counter[tuple[str, str, str]] = Counter()  # (base, kind, read path)
 
     def _skip(self, name: str, kind: str) -> list[int]:
@@ -235,6 +236,10 @@ class Campaign:
             self._check_pristine(base, result)
             return []
         mutation: Mutation = job.payload
+        if result.at.startswith("judge"):
+            self.harness_failures.append(f"comparing the answers of {mutation.describe()} "
+                                          f"failed: {result.failure} {result.detail}")
+            return []
         index = int(result.at.split(":")[1]) if ":" in result.at else 0
         oracle_failed = result.at.startswith("h5")
         if job.request["oracle"] and (oracle_failed or result.failure == "crash"):
@@ -286,13 +291,13 @@ class Campaign:
 
     def _check_pristine(self, base: _Base, result: Result) -> None:
         if result.failure is not None:
-            self.pristine_failures.append(f"{base.name}: {result.failure} at {result.at}: "
+            self.harness_failures.append(f"{base.name}: {result.failure} at {result.at}: "
                                           f"{result.detail}")
             return
         for entry in result.verdicts or []:
             if entry["v"] != "ok":
                 _, label = _label(base, entry["i"])
-                self.pristine_failures.append(f"{base.name} {label}: {entry}")
+                self.harness_failures.append(f"{base.name} {label}: {entry}")
 
 
 def read_in_worker(mutation: Mutation, probe_seconds: float = 5.0) -> Tally:
@@ -337,8 +342,9 @@ def run(seed: int, count: int | None = None, seconds: float | None = None, worke
             pool.run(campaign.jobs(count, deadline), campaign.on_result)
         finally:
             pool.close()
-    if campaign.pristine_failures:
-        raise HarnessError("the undamaged bases read differently in hyperslab and h5py:\n"
-                           + "\n".join(campaign.pristine_failures))
+    if campaign.harness_failures:
+        raise HarnessError("the harness failed (the undamaged bases read differently in "
+                           "hyperslab and h5py, or comparing answers crashed or hung):\n"
+                           + "\n".join(campaign.harness_failures))
     campaign.tally.seconds = time.monotonic() - start
     return campaign.tally

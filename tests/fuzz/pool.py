@@ -28,6 +28,8 @@ import hyperslab
 
 STARTUP_SECONDS = 60.0
 """How long a fresh worker may take to import its libraries (a loaded 2-core machine)."""
+JUDGE_SECONDS = 60.0
+"""How long a worker may take to compare the answers of one mutant (the harness's time)."""
 
 
 @dataclass
@@ -186,7 +188,8 @@ class Pool:
                 worker.deadline = 0.0
             elif "at" in message:
                 worker.at = message["at"]
-                worker.deadline = time.monotonic() + self.probe_seconds
+                wait = JUDGE_SECONDS if worker.at.startswith("judge") else self.probe_seconds
+                worker.deadline = time.monotonic() + wait
             elif "done" in message:
                 assert worker.job is not None
                 yield Result(worker.job, verdicts=message["done"])

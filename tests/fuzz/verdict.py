@@ -53,6 +53,7 @@ def raised_in(exc: BaseException) -> str:
     return place
 
 
+_MISSING_FIELD = ("nodes.description:field_of", "compute.conditions:resolve_operands")
 _NOT_NUMERIC = ("compute.expressions:__init__", "compute.reductions:_check_numeric")
 
 
@@ -78,6 +79,8 @@ def allowed(exc: BaseException, path: str, oracle: Any) -> bool:
         return type(oracle) is ValueError  # NumPy's own (an empty array's min, argmax)
     if kind is TypeError and path == "reduce":
         return raised_in(exc) in _NOT_NUMERIC
+    if kind in (KeyError, NameError) and raised_in(exc) in _MISSING_FIELD:
+        return isinstance(oracle, (KeyError, ValueError, NameError))
     if kind is NotImplementedError:
         return raised_in(exc).startswith("nodes.array:")  # reading an UnImplemented leaf
     return False
