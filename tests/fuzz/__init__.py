@@ -64,9 +64,9 @@ Allowed exceptions (:func:`.verdict.allowed`)
   index group hides it): PyTables documents it;
 * ``TypeError`` from a reduction or ``Expr`` of an operand that is not numeric (raised by
   ``compute.reductions``/``compute.expressions``' own checks): documented there;
-* ``KeyError`` from ``row['name']`` and ``NameError`` from a condition naming a column the
-  (damaged) description no longer has, where h5py's records lack it too: documented by
-  PyTables for unknown names;
+* ``KeyError`` from ``row['name']``, ``AttributeError`` from ``table.cols.name`` and
+  ``NameError`` from a condition naming a column the (damaged) description no longer has,
+  where h5py's records lack it too: PyTables' answers to unknown names;
 * ``NotImplementedError`` from reading an ``UnImplemented`` leaf (a damaged ``CLASS``):
   documented by ``UnImplemented.read``.
 

@@ -53,7 +53,8 @@ def raised_in(exc: BaseException) -> str:
     return place
 
 
-_MISSING_FIELD = ("nodes.description:field_of", "compute.conditions:resolve_operands")
+_MISSING_FIELD = ("nodes.description:field_of", "compute.conditions:resolve_operands",
+                  "nodes.tablecols:__getattr__")
 _NOT_NUMERIC = ("compute.expressions:__init__", "compute.reductions:_check_numeric")
 
 
@@ -79,7 +80,7 @@ def allowed(exc: BaseException, path: str, oracle: Any) -> bool:
         return type(oracle) is ValueError  # NumPy's own (an empty array's min, argmax)
     if kind is TypeError and path == "reduce":
         return raised_in(exc) in _NOT_NUMERIC
-    if kind in (KeyError, NameError) and raised_in(exc) in _MISSING_FIELD:
+    if kind in (KeyError, NameError, AttributeError) and raised_in(exc) in _MISSING_FIELD:
         return isinstance(oracle, (KeyError, ValueError, NameError))
     if kind is NotImplementedError:
         return raised_in(exc).startswith("nodes.array:")  # reading an UnImplemented leaf
