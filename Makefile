@@ -4,7 +4,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 PIP    := $(BIN)/python -m pip
 
-.PHONY: demo test lint typecheck layers pytest bench clean
+.PHONY: demo test lint typecheck layers pytest fuzz bench clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -34,6 +34,11 @@ pytest: $(VENV)/.installed-test
 	$(BIN)/pytest -q
 
 test: lint typecheck layers pytest
+
+# Damaged files read through every path, for FUZZ_SECONDS (default 300) with a random seed
+# or FUZZ_SEED; `make test` runs a one-minute campaign with a fixed seed (tests/test_fuzz.py).
+fuzz: $(VENV)/.installed-test
+	PYTHONPATH=tests $(BIN)/python -m fuzz run
 
 bench: $(VENV)/.installed-test
 	$(PIP) install --quiet -e '.[bench]'

@@ -207,6 +207,20 @@ def test_nans_as_numpy(tmp_path: Path) -> None:
                              data.dtype, f"{op} axis={axis}")
 
 
+def test_variance_that_overflows_is_inf_as_numpys(tmp_path: Path) -> None:
+    """Squared deviations past the float range make NumPy's var and std inf; combining
+    tiles must not turn that into nan (inf times the zero weight of the first tile)."""
+    data = np.array([1.0, 2.0, 1e200, 3.0, 4.0, 5.0] * 3).reshape(9, 2)
+    with hyperslab.open_file(tmp_path / "big.h5", "w") as f:
+        arr = f.create_carray("/", "a", obj=data, chunkshape=(4, 1))
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)
+            for op in ("var", "std"):
+                for axis in (None, 0):
+                    got, want = getattr(arr, op)(axis=axis), getattr(np, op)(data, axis=axis)
+                    np.testing.assert_array_equal(got, want, err_msg=f"{op} axis={axis}")
+
+
 @pytest.mark.parametrize("filters", list(FILTERS))
 @pytest.mark.parametrize("byteorder", ["little", "big"])
 def test_table_column_reductions(tmp_path: Path, filters: str, byteorder: str,

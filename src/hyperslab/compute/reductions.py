@@ -275,7 +275,11 @@ def _moments(source: Any, op: str, axes: tuple[int, ...], kept_shape: tuple[int,
         safe = np.maximum(total, 1)
         delta = mean_b - mean[at]
         mean[at] = mean[at] + delta * (n_b / safe)
-        m2[at] = m2[at] + m2_b + (delta * delta.conj()).real * (n_a * n_b / safe)
+        # The cross term only where the tile meets earlier ones: a squared difference that
+        # overflows to inf times a zero weight would otherwise turn NumPy's inf into nan.
+        cross = (delta * delta.conj()).real
+        cross = np.multiply(cross, n_a * n_b / safe, out=np.zeros_like(cross), where=n_a > 0)
+        m2[at] = m2[at] + m2_b + cross
         count[at] = total
     with np.errstate(invalid="ignore", divide="ignore"):
         if op == "mean":
