@@ -669,6 +669,32 @@ class Dataset:
                 raise _read_error(self, exc) from exc
         return out
 
+    def read_elements(self, coords: AnyArray) -> AnyArray:
+        """The elements at ``coords``, an ``(n, rank)`` array of in-bounds indices, through
+        an HDF5 point selection: a 1-D array of ``n`` elements of :attr:`dtype`.
+
+        HDF5 maps a point selection to chunks point by point, where it maps a strided or
+        irregular hyperslab by visiting every chunk of its bounding box: points are what
+        a few elements spread over a huge extent must be read as.
+
+        Raises
+        ------
+        TypeError
+            For datasets whose elements have no raw memory type (object dtypes).
+        """
+        points = np.ascontiguousarray(coords, dtype=np.uint64).reshape(len(coords), -1)
+        out = np.empty((points.shape[0],), dtype=self._dtype)
+        if not points.shape[0]:
+            return out
+        fspace = self.dsid.get_space()
+        fspace.select_elements(points)
+        mspace = h5s.create_simple((points.shape[0],))
+        try:
+            self.dsid.read(mspace, fspace, out, mtype=self._memory_type())
+        except OSError as exc:
+            raise _read_error(self, exc) from exc
+        return out
+
     def _raw_points(self, points: AnyArray, out: AnyArray) -> bool:
         """Read a few rows of an unfiltered compound dataset of a read-only file with one
         ``os.pread`` each (its rows are the file type's bytes, which is what HDF5 would
