@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 from hyperslab.codecs.filters import Filters
 from hyperslab.errors import NaturalNameWarning, NoSuchNodeError
+from hyperslab.nodes.members import is_member, member_failed
 from hyperslab.nodes.naming import is_hidden_name, join_path, normalize_path
 from hyperslab.nodes.node import Node
 from hyperslab.storage import attributes as raw
@@ -116,6 +117,8 @@ class Group(Node):
         """
         if "_v_file" not in self.__dict__:  # not set up yet (copying, unpickling)
             raise AttributeError(name)
+        if is_member(self, name):  # a member's own code failed: its error, not a child's
+            return member_failed(self, name)
         try:
             return self._v_file._load_child(self, name)
         except NoSuchNodeError:
