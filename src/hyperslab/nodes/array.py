@@ -58,10 +58,17 @@ class EArray(CArray):
 
     @property
     def extdim(self) -> int:
-        """The extendable dimension (``EXTDIM``, or the first unlimited one)."""
-        if raw.has_attribute(self._g_h5id, "EXTDIM"):
-            return int(raw.read_attribute(self._g_h5id, "EXTDIM"))
+        """The extendable dimension (``EXTDIM``, or the first unlimited one).
+
+        An ``EXTDIM`` that names no unlimited dimension of the dataset (a damaged file) is
+        not trusted: the dataset's own first unlimited dimension is used.
+        """
         maxshape = self._dataset.maxshape
+        if raw.has_attribute(self._g_h5id, "EXTDIM"):
+            extdim = raw.read_attribute(self._g_h5id, "EXTDIM")
+            if isinstance(extdim, (int, np.integer)) and 0 <= extdim < len(maxshape) and (
+                    maxshape[extdim] is None):
+                return int(extdim)
         return next((i for i, m in enumerate(maxshape) if m is None), 0)
 
     @property
@@ -147,3 +154,10 @@ class UnImplemented(Leaf):
              step: int | None = None, out: Any = None) -> Any:
         """Not supported; raises NotImplementedError naming the node."""
         return self[()]
+
+    def __repr__(self) -> str:
+        # No atom: the element type may be one no atom describes (PyTables' repr has none).
+        if not self.isopen:
+            return super().__repr__()
+        return (f"{self}\n  NOTE: a dataset of a kind hyperslab does not implement, in "
+                f"{self._v_file.filename!r}; its attributes are available")
