@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import struct
 from pathlib import Path
+from typing import Any
 
 import h5py
 import numpy as np
@@ -19,7 +20,7 @@ import pytest
 
 import hyperslab as hs
 from hyperslab.errors import HDF5ExtError, NoSuchNodeError
-from hyperslab.storage import tree
+from hyperslab.storage import chunkindex, tree
 
 
 def _patch(path: Path, old: bytes, new: bytes, *, within: tuple[int, int] | None = None) -> None:
@@ -207,3 +208,13 @@ def test_a_table_of_an_unsupported_compound_type(tmp_path: Path) -> None:
         assert "does not implement" in repr(f.root.u)
         with pytest.raises(NotImplementedError, match="TXBLE"):
             f.root.u.read()
+
+
+def test_a_chunk_index_with_addresses_past_64_bits() -> None:
+    # What chunk_iter reports for a damaged chunk B-tree: an address of 2**64 - 1.
+    def iterate(callback: Any) -> None:
+        callback(((0,), 0, 4096, 100))
+        callback(((10,), 0, 2**64 - 1, 100))
+
+    with pytest.raises(HDF5ExtError, match="out of range"):
+        chunkindex.collect_chunks(iterate, 1)
