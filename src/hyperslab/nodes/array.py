@@ -91,7 +91,7 @@ class EArray(CArray):
             If the rank or the shape of ``sequence`` does not fit, or it cannot be converted
             to the EArray's dtype.  The EArray is left unchanged.
         """
-        self._v_file._check_writable()
+        self._g_check_writable()
         dtype = self._dataset.dtype
         # Shaped atoms (HDF5 array types): each row element brings atom.shape trailing axes.
         base, item_shape = dtype.subdtype if dtype.subdtype is not None else (dtype, ())

@@ -74,7 +74,7 @@ class AttributeSet:
         return []
 
     def _check_writable(self, name: str) -> None:
-        self._node._v_file._check_writable()
+        self._node._g_check_writable()
         if name in READ_ONLY_ATTRS:
             raise AttributeError(
                 f"attribute ``{name}`` of node ``{self._node._v_pathname}`` is read-only"

@@ -293,7 +293,7 @@ class Group(Node):
 
     @_v_filters.setter
     def _v_filters(self, value: Filters) -> None:
-        self._v_file._check_writable()
+        self._g_check_writable()
         if not isinstance(value, Filters):
             raise TypeError(f"filters must be a Filters instance, not {value!r}")
         raw.write_int_attribute(self._g_h5id, "FILTERS", value._pack(), "int64")

@@ -337,7 +337,7 @@ class Leaf(DirectChunking, LeafCompat, PlainNode):
 
     def __setitem__(self, key: Selection, value: Any) -> None:
         """Write ``value`` (broadcast as NumPy does) into a selection."""
-        self._v_file._check_writable()
+        self._g_check_writable()
         with self._exclusive():
             write_selection(self._dataset, key, self._quantized(value), self._engine)
 
@@ -360,7 +360,7 @@ class Leaf(DirectChunking, LeafCompat, PlainNode):
         ValueError
             If ``size`` is negative.
         """
-        self._v_file._check_writable()
+        self._g_check_writable()
         if self.extdim < 0:
             raise TypeError("non-enlargeable datasets cannot be truncated")
         if not isinstance(size, (int, np.integer)):

@@ -291,7 +291,7 @@ class Table(IndexedTable, Leaf):
         return index % nrows
 
     def _check_writable_table(self) -> None:
-        self._v_file._check_writable()
+        self._g_check_writable()
 
     # ------------------------------------------------------------------ appending
     def append(self, rows: Any) -> None:
