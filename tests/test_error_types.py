@@ -72,6 +72,18 @@ BAD_VALUES: dict[str, Operation] = {
     "row['i'] = [1, 2]": _row_set("i", [1, 2]),
     "row['i'] = 2**40": _row_set("i", 2**40),
     "row['nope'] = 1": _row_set("nope", 1),
+    "array[0] = 'x'": lambda f: f.root.a.__setitem__(0, "x"),
+    "array[:2] = '3'": lambda f: f.root.a.__setitem__(slice(0, 2), "3"),
+    "array[0] = None": lambda f: f.root.a.__setitem__(0, None),
+    "carray[0] = None": lambda f: f.root.c.__setitem__(0, None),
+    "array[0] = object()": lambda f: f.root.a.__setitem__(0, object()),
+    "array[0] = [1, 2]": lambda f: f.root.a.__setitem__(0, [1, 2]),
+    "array[0] = 2**70": lambda f: f.root.a.__setitem__(0, 2**70),
+    "earray.append('x')": lambda f: f.root.e.append("x"),
+    "earray.append(None)": lambda f: f.root.e.append(None),
+    "create_carray without shape": lambda f: f.create_carray("/", "c3", f.root.c.atom),
+    "create_earray without shape": lambda f: f.create_earray("/", "e3", f.root.c.atom),
+    "create_array without obj": lambda f: f.create_array("/", "a3"),
 }
 
 WRITES: dict[str, Operation] = {

@@ -9,7 +9,7 @@ import numpy as np
 from hyperslab._typing import AnyArray
 from hyperslab.chunked.access import write_selection
 from hyperslab.errors import HDF5ExtError
-from hyperslab.nodes.leaf import Leaf
+from hyperslab.nodes.leaf import Leaf, check_value_type
 from hyperslab.nodes.reducible import Reducible, TileReadable
 from hyperslab.storage import attributes as raw
 
@@ -93,6 +93,7 @@ class EArray(CArray):
         """
         self._g_check_writable()
         dtype = self._dataset.dtype
+        check_value_type(sequence, dtype)
         # Shaped atoms (HDF5 array types): each row element brings atom.shape trailing axes.
         base, item_shape = dtype.subdtype if dtype.subdtype is not None else (dtype, ())
         try:

@@ -538,8 +538,8 @@ class File(FileAttrsCompat):
         self._check_new_name(parent, name)
         if obj is None:
             if atom is None or shape is None:
-                raise TypeError("if the obj parameter is not specified, atom and shape "
-                                "parameters must be")
+                raise TypeError("if the obj parameter is not specified, both the atom and "
+                                "shape parameters must be given")
             data, _ = create.as_data(create.filled(atom, shape), atom)
             flavor = "numpy"
         else:
