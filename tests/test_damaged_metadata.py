@@ -198,15 +198,16 @@ def test_a_table_of_an_unsupported_compound_type(tmp_path: Path) -> None:
         d.attrs["CLASS"] = np.bytes_(b"TABLE")
         d.attrs["VERSION"] = np.bytes_(b"2.7")
         d.attrs["TITLE"] = np.bytes_(b"")
-        ok = h5.create_dataset("u", data=np.zeros(3, [("i", "i4"), ("x", "f8")]))
-        ok.attrs["CLASS"] = np.bytes_(b"TXBLE")  # a damaged class: UnImplemented
+        h5.create_dataset("u", (3,), dtype=dtype)  # no CLASS: PyTables' UnImplemented
     with hs.open_file(path) as f:
         for action in (lambda: f.root.t.description, lambda: f.root.t.nrows,
-                       lambda: f.root.t[:], lambda: repr(f.root.t)):
+                       lambda: f.root.t[:], lambda: f.root.t.cols):
             with pytest.raises(HDF5ExtError, match="unsupported compound type"):
                 action()
+        assert "unsupported compound type" in repr(f.root.t)  # says so, does not fail
+        assert type(f.root.u).__name__ == "UnImplemented"
         assert "does not implement" in repr(f.root.u)
-        with pytest.raises(NotImplementedError, match="TXBLE"):
+        with pytest.raises(NotImplementedError, match="/u"):
             f.root.u.read()
 
 

@@ -329,12 +329,12 @@ class Dataset:
 
         Raises
         ------
-        HDF5ExtError
+        TypeError
             If the compound type has members without a layout dtype (vlen, references, or
             a type damaged in the file).
         """
         if self._layout_error is not None:
-            raise HDF5ExtError(
+            raise TypeError(
                 f"dataset {self.name!r} has an unsupported compound type: {self._layout_error}"
             )
         return self._layout
