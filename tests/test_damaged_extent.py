@@ -24,7 +24,7 @@ import numpy as np
 import pytest
 
 import hyperslab as hs
-from hyperslab.chunked import allocation, tiles
+from hyperslab.chunked import allocation, gather, tiles
 from hyperslab.chunked.gather import gather_pieces, spans_more_chunks
 
 HUGE = 270_000_000_000_000
@@ -220,17 +220,19 @@ def test_check_result_size_names_the_size(monkeypatch: pytest.MonkeyPatch) -> No
 
 def test_planning_is_lazy_and_skips_unselected_chunks() -> None:
     # A step longer than the chunks: a piece per selected item, none for the others.
-    shape, pieces = gather_pieces((slice(5, HUGE, 10**11),), (HUGE,), (1000,))
-    assert shape == (2700,)
+    shape, pieces = gather_pieces((slice(5, HUGE, 10**10),), (HUGE,), (1000,))
+    assert shape == (27000,)
+    assert not isinstance(pieces, list)  # more than LISTED_PIECES: planned as consumed
+    pieces = iter(pieces)
     first = next(pieces)
-    assert first.grid == (0,) and first.in_chunk == (slice(5, 6, 10**11),)
+    assert first.grid == (0,) and first.in_chunk == (slice(5, 6, 10**10),)
     second = next(pieces)
-    assert second.grid == ((5 + 10**11) // 1000,)
+    assert second.grid == ((5 + 10**10) // 1000,)
     assert second.in_out == (slice(1, 2),)
-    assert sum(1 for _ in pieces) == 2698
+    assert sum(1 for _ in pieces) == 26998
     # Every chunk of a huge selection is planned only when reached.
     _, everything = gather_pieces((slice(None), slice(0, 3)), (HUGE, 3), (10, 3))
-    assert next(everything).grid == (0, 0)
+    assert next(iter(everything)).grid == (0, 0)
     boxes = tiles.tiles((HUGE, 3), (1 << 20, 3))
     assert next(boxes) == ((0, 1 << 20), (0, 3))
     assert tiles.count_tiles((HUGE, 3), (1 << 20, 3)) == -(-HUGE // (1 << 20))
@@ -245,17 +247,36 @@ def test_table_spans_jump_over_blocks_without_rows(h5file: hs.File) -> None:
     io.block_rows = 10
     for start, stop, step in [(3, 100, 7), (0, 100, 1), (5, 95, 3), (0, 100, 45), (9, 10, 4),
                               (11, 99, 10), (0, 100, 200)]:
-        # Each span: the selected rows of one block of 10, from the first to the last.
+        # Each span: from the first selected row of a block of 10 to its end (or stop).
         expected = []
         for block in range(10):
             rows = [r for r in range(start, stop, step) if r // 10 == block]
             if rows:
-                expected.append((rows[0], rows[-1] + 1))
+                expected.append((rows[0], min(stop, 10 * block + 10)))
         assert list(io.spans(start, stop, step)) == expected
         assert list(io.spans(start, stop, step, reverse=True)) == expected[::-1]
         assert io.nspans(start, stop, step) >= len(expected)
-    assert list(io.spans(0, 100, 45)) == [(0, 1), (45, 46), (90, 91)]
+    assert list(io.spans(0, 100, 45)) == [(0, 10), (45, 50), (90, 100)]
     assert io.nspans(0, 100, 45) == 3
     assert list(io.spans(0, 30, 1)) == [(0, 10), (10, 20), (20, 30)]
     huge = io.spans(0, HUGE, 1)
     assert next(huge) == (0, 10)  # generated as consumed: no list of 2.7e13 spans
+
+
+@pytest.mark.parametrize("key, shape, chunks", [
+    ((slice(3, 97, 4), slice(None)), (100, 7), (10, 3)),
+    ((np.array([0, 5, 6, 50, 99]), 4, slice(1, 9, 3)), (100, 10, 10), (7, 4, 4)),
+    ((slice(0, 1000, 301),), (1000,), (100,)),
+    ((2, slice(5, 6)), (10, 10), (3, 3)),
+])
+def test_listed_and_lazy_pieces_are_the_same(monkeypatch: pytest.MonkeyPatch, key: tuple,
+                                             shape: tuple, chunks: tuple) -> None:
+    out, listed = gather_pieces(key, shape, chunks)
+    assert isinstance(listed, list)
+    monkeypatch.setattr(gather, "LISTED_PIECES", 0)
+    lazy_out, lazy = gather_pieces(key, shape, chunks)
+    assert not isinstance(lazy, list)
+    as_tuples = [(p.grid, repr(p.in_chunk), p.bounds, p.in_out, p.full_chunk) for p in listed]
+    assert lazy_out == out
+    assert [(p.grid, repr(p.in_chunk), p.bounds, p.in_out, p.full_chunk)
+            for p in lazy] == as_tuples

@@ -400,11 +400,17 @@ class ChunkEngine:
             check_result_size(out_shape, self._itemsize,
                               f"a selection of {self._dataset.name!r} of shape {shape}")
             out = np.empty(out_shape, dtype=self._dtype)
-        nchunks = count_key_chunks(h5key, shape, self._chunkshape)
+        listed = isinstance(pieces, list)
+        nchunks = (len(pieces) if isinstance(pieces, list)
+                   else count_key_chunks(h5key, shape, self._chunkshape))
         use_pool, nthreads = (False, 1) if serial else self._threads(nchunks)
-        if use_pool:
-            # The pieces are planned as they are submitted, a few tasks ahead of the
-            # decoding; a task takes a batch of pieces when there are many.
+        if use_pool and listed:
+            executor = self._executor()
+            for future in [executor.submit(self._read_piece, p, out, 1) for p in pieces]:
+                future.result()
+        elif use_pool:
+            # Many chunks: the pieces are planned as they are submitted, a few tasks ahead
+            # of the decoding, a batch of pieces a task.
             ahead = self._workers * _IN_FLIGHT_PER_WORKER
             per_task = max(1, nchunks // (ahead * _TASKS_PER_SLOT))
             for _ in in_order(self._executor, self._read_pieces,

@@ -13,7 +13,8 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-from collections.abc import Callable, Iterator, Sequence
+import itertools
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any
 
 import numpy as np
@@ -59,6 +60,10 @@ class GatherPiece:
                 local.append(sel - bound.start)
         return tuple(local)
 
+
+LISTED_PIECES = 4096
+"""Selections touching at most this many chunks have their pieces listed at once (fast);
+bigger ones are planned lazily (see :func:`gather_pieces`)."""
 
 _Axis = tuple[int, AxisSelection, slice, slice, bool]
 """One axis of a piece: chunk number, selection in the chunk, bounds, output slice, and
@@ -154,11 +159,13 @@ def _combinations(axes: Sequence[Callable[[], Iterator[_Axis]]]) -> Iterator[tup
 
 def gather_pieces(
     h5key: Sequence[Any], shape: Shape, chunkshape: Shape
-) -> tuple[Shape, Iterator[GatherPiece]]:
+) -> tuple[Shape, Iterable[GatherPiece]]:
     """Split a planned selection key into per-chunk pieces, in C order of the grid.
 
-    The pieces are generated as they are consumed: only chunks holding selected items are
-    visited, so the work and the memory are bounded by what is read, whatever the extent.
+    Only chunks holding selected items are visited, so the work is bounded by what is
+    read, whatever the extent.  Selections touching at most :data:`LISTED_PIECES` chunks
+    get a list; bigger ones an iterator that plans the pieces as they are consumed (memory
+    bounded too).
 
     Parameters
     ----------
@@ -172,7 +179,7 @@ def gather_pieces(
     -------
     tuple
         ``(out_shape, pieces)``: the output's shape (one axis per dimension, an int being
-        an axis of length 1) and an iterator over the pieces (none if the output is empty).
+        an axis of length 1) and the pieces (a list, or an iterator for many chunks).
 
     Examples
     --------
@@ -184,9 +191,13 @@ def gather_pieces(
     out_shape = tuple(_axis_size(item, length) for item, length in zip(h5key, shape,
                                                                          strict=True))
     if 0 in out_shape:
-        return out_shape, iter(())
+        return out_shape, []
     axes = [functools.partial(_axis_pieces, item, length, chunk)
             for item, length, chunk in zip(h5key, shape, chunkshape, strict=True)]
+    listed = count_key_chunks(h5key, shape, chunkshape) <= LISTED_PIECES
+    # A few chunks (the common case): the axes listed, their product taken at once.
+    combos = (itertools.product(*(list(axis()) for axis in axes)) if listed
+              else _combinations(axes))
     pieces = (
         GatherPiece(
             grid=tuple(a[0] for a in combo),
@@ -195,9 +206,9 @@ def gather_pieces(
             in_out=tuple(a[3] for a in combo),
             full_chunk=all(a[4] for a in combo),
         )
-        for combo in _combinations(axes)
+        for combo in combos
     )
-    return out_shape, pieces
+    return out_shape, list(pieces) if listed else pieces
 
 
 def count_key_chunks(h5key: Sequence[Any], shape: Shape, chunkshape: Shape) -> int:
@@ -266,6 +277,6 @@ def selected_coords(h5key: Sequence[Any], shape: Shape) -> AnyArray:
 
 
 __all__ = [
-    "AxisSelection", "GatherPiece", "count_key_chunks", "gather_pieces", "selected_coords",
-    "spans_more_chunks",
+    "LISTED_PIECES", "AxisSelection", "GatherPiece", "count_key_chunks", "gather_pieces",
+    "selected_coords", "spans_more_chunks",
 ]

@@ -232,28 +232,27 @@ class RecordIO:
         """The chunk-aligned blocks holding rows ``range(start, stop, step)`` (``step`` > 0).
 
         Yields ``(lo, hi)`` pairs in row order (the reverse with ``reverse``): ``lo`` is the
-        first selected row of the block and ``hi`` one past the last.  Blocks with no
-        selected row are jumped over: the spans are generated as they are consumed, as
-        many as the blocks holding selected rows, whatever the table's extent.
+        first selected row of the block and ``hi`` the end of the block (or ``stop``: whole
+        chunks decode straight into the output).  Blocks with no selected row are jumped
+        over: the spans are generated as they are consumed, as many as the blocks holding
+        selected rows, whatever the table's extent.
         """
         rows = range(start, stop, step)
         if not rows:
             return
         block = self.block_rows
         first, last = rows[0], rows[-1]
-        lo = last if reverse else first
+        lo = last if reverse else first  # a selected row, then the next block's
         while first <= lo <= last:
             base = lo // block * block
+            end = min(stop, base + block)
             if reverse:
-                low = max(first, base)
-                span_lo = lo - (lo - low) // step * step  # the first selected row >= base
-                yield span_lo, lo + 1
-                lo = span_lo - step
+                lo -= (lo - max(first, base)) // step * step  # the first selected >= base
+                yield lo, end
+                lo -= step
             else:
-                high = min(last, base + block - 1)
-                span_hi = lo + (high - lo) // step * step  # the last selected row in block
-                yield lo, span_hi + 1
-                lo = span_hi + step
+                yield lo, end
+                lo += ((end - 1 - lo) // step + 1) * step  # past the last selected < end
 
     def nspans(self, start: int, stop: int, step: int) -> int:
         """How many spans :meth:`spans` yields (at most; computed, not counted)."""
