@@ -11,7 +11,9 @@ from typing import Any
 import numpy as np
 
 from hyperslab._typing import AnyArray, Selection, Shape
+from hyperslab.chunked.allocation import check_result_size
 from hyperslab.chunked.engine import ChunkEngine, RawKind
+from hyperslab.chunked.gather import selected_coords, spans_more_chunks
 from hyperslab.chunked.regions import Box, box_of, box_shape
 from hyperslab.chunked.selection import finish_read, plan_selection, prepare_write
 from hyperslab.storage.datasets import Dataset
@@ -43,6 +45,10 @@ def read_selection(
     plan = plan_selection(key, shape)
     if plan.empty:
         return np.empty(plan.result_shape, dtype=dataset.dtype)
+    what = f"a selection of {dataset.name!r} of shape {shape}"
+    itemsize = dataset.dtype.itemsize
+    check_result_size(plan.shape, itemsize, what)  # refused before anything is planned
+    check_result_size(plan.result_shape, itemsize, what)
     item_shape = _item_shape(dataset.dtype)
     # Blosc2 chunks: no filter pipeline, parallel decompression of only the blocks the
     # selection touches, whatever the selection.  Unfiltered chunks gain nothing over
@@ -53,6 +59,15 @@ def read_selection(
         if fast and engine is not None and engine.serves_key(everything):
             return finish_read(plan, engine.read_gather(everything), item_shape)
         return finish_read(plan, dataset.read(()), item_shape)
+    sparse = dataset.chunks is not None and spans_more_chunks(plan.h5key, shape,
+                                                                dataset.chunks)
+    if engine is not None and engine.kind is not None and sparse:
+        # Few items spread over many chunks: only the chunks holding them are visited.
+        return finish_read(plan, engine.read_gather(plan.h5key), item_shape)
+    if sparse and not dataset.dtype.hasobject:
+        # HDF5 would visit every chunk of the selection's bounding box: read points.
+        data = dataset.read_elements(selected_coords(plan.h5key, shape))
+        return finish_read(plan, data, item_shape)
     if fast and engine is not None and engine.serves_key(plan.h5key):
         box = box_of(plan.h5key, shape)
         if box is not None and out is not None and not plan.flip_axes and _fits(

@@ -16,14 +16,16 @@ import math
 import os
 import threading
 from collections import OrderedDict
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import Executor, Future
 from typing import Any, NamedTuple
 
 import numpy as np
 
 from hyperslab._typing import AnyArray, Shape
+from hyperslab.chunked.allocation import check_result_size
 from hyperslab.chunked.gather import GatherPiece, count_key_chunks, gather_pieces
+from hyperslab.chunked.ordered import in_order
 from hyperslab.chunked.regions import Box, ChunkPiece, box_of, byte_runs, chunk_pieces
 from hyperslab.codecs import cframe
 from hyperslab.codecs.blockshape import choose_blockshape
@@ -75,6 +77,23 @@ files)."""
 
 _POINT_BLOCKS_KEPT = 4
 """Decoded blocks a chunk kept by point reads keeps (the last ones decoded)."""
+
+
+_TASKS_PER_SLOT = 4
+"""A gather of many chunks is cut into about this many pool tasks per task in flight (a
+task per chunk costs more than reading a chunk's few selected items)."""
+
+
+def _batches(items: Iterable[Any], size: int) -> Iterator[list[Any]]:
+    """``items`` in lists of ``size`` (the last one shorter)."""
+    batch: list[Any] = []
+    for item in items:
+        batch.append(item)
+        if len(batch) >= size:
+            yield batch
+            batch = []
+    if batch:
+        yield batch
 
 
 class _DecodedBlocks:
@@ -375,14 +394,28 @@ class ChunkEngine:
         HDF5ExtError
             If a chunk cannot be decoded (it is named).
         """
-        out_shape, pieces = gather_pieces(h5key, self._dataset.shape, self._chunkshape)
+        shape = self._dataset.shape
+        out_shape, pieces = gather_pieces(h5key, shape, self._chunkshape)
         if out is None:
+            check_result_size(out_shape, self._itemsize,
+                              f"a selection of {self._dataset.name!r} of shape {shape}")
             out = np.empty(out_shape, dtype=self._dtype)
-        use_pool, nthreads = (False, 1) if serial else self._threads(len(pieces))
-        if use_pool:
+        listed = isinstance(pieces, list)
+        nchunks = (len(pieces) if isinstance(pieces, list)
+                   else count_key_chunks(h5key, shape, self._chunkshape))
+        use_pool, nthreads = (False, 1) if serial else self._threads(nchunks)
+        if use_pool and listed:
             executor = self._executor()
             for future in [executor.submit(self._read_piece, p, out, 1) for p in pieces]:
                 future.result()
+        elif use_pool:
+            # Many chunks: the pieces are planned as they are submitted, a few tasks ahead
+            # of the decoding, a batch of pieces a task.
+            ahead = self._workers * _IN_FLIGHT_PER_WORKER
+            per_task = max(1, nchunks // (ahead * _TASKS_PER_SLOT))
+            for _ in in_order(self._executor, self._read_pieces,
+                              ((batch, out) for batch in _batches(pieces, per_task)), ahead):
+                pass
         else:
             for piece in pieces:
                 self._read_piece(piece, out, nthreads)
@@ -455,13 +488,24 @@ class ChunkEngine:
             out[lo:hi] = self._chunk_items((number,), positions, nthreads)
 
         if use_pool and len(bounds) >= _POINT_POOL_MIN_CHUNKS:
-            executor = self._executor()
-            for future in [executor.submit(read, lo, hi) for lo, hi in bounds]:
-                future.result()
+            ahead = self._workers * _IN_FLIGHT_PER_WORKER
+            per_task = max(1, len(bounds) // (ahead * _TASKS_PER_SLOT))
+
+            def read_batch(batch: list[tuple[int, int]]) -> None:
+                for lo, hi in batch:
+                    read(lo, hi)
+
+            for _ in in_order(self._executor, read_batch,
+                              ((batch,) for batch in _batches(bounds, per_task)), ahead):
+                pass
         else:
             for lo, hi in bounds:
                 read(lo, hi)
         return out
+
+    def _read_pieces(self, pieces: list[GatherPiece], out: AnyArray) -> None:
+        for piece in pieces:
+            self._read_piece(piece, out, 1)
 
     def _chunk_items(self, grid: tuple[int, ...], positions: AnyArray,
                      nthreads: int) -> AnyArray:

@@ -12,8 +12,9 @@ one axis per dataset dimension, an int being an axis of length 1.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import itertools
-from collections.abc import Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any
 
 import numpy as np
@@ -60,46 +61,53 @@ class GatherPiece:
         return tuple(local)
 
 
+LISTED_PIECES = 4096
+"""Selections touching at most this many chunks have their pieces listed at once (fast);
+bigger ones are planned lazily (see :func:`gather_pieces`)."""
+
 _Axis = tuple[int, AxisSelection, slice, slice, bool]
 """One axis of a piece: chunk number, selection in the chunk, bounds, output slice, and
 whether it is the whole of a chunk inside the dataset."""
 
 
-def _slice_axis(item: slice, length: int, chunk: int) -> list[_Axis]:
+def _slice_axis(item: slice, length: int, chunk: int) -> Iterator[_Axis]:
+    """The pieces of a positive-step slice, chunk by chunk.
+
+    Only the chunks holding a selected item are visited (a step longer than the chunks
+    jumps over the others), so the work is bounded by the items selected, not by the
+    extent.
+    """
     start, stop, step = item.indices(length)
     count = len(range(start, stop, step))
     if count == 0:
-        return []
+        return
     last = start + (count - 1) * step
-    pieces: list[_Axis] = []
-    for number in range(start // chunk, last // chunk + 1):
+    first = start
+    while first <= last:
+        number = first // chunk
         base = number * chunk
-        lo = max(start, base)
-        first = start + -(-(lo - start) // step) * step  # the first selected item >= lo
         end = min(last + 1, base + chunk)
-        if first >= end:
-            continue  # a step longer than the chunk skips it
         k = (end - 1 - first) // step + 1
         local_first = first - base
         local_last = local_first + (k - 1) * step
         whole = step == 1 and local_first == 0 and k == chunk and base + chunk <= length
-        pieces.append((
+        at = (first - start) // step
+        yield (
             number,
             slice(local_first, local_last + 1, step),
             slice(local_first, local_last + 1),
-            slice((first - start) // step, (first - start) // step + k),
+            slice(at, at + k),
             whole,
-        ))
-    return pieces
+        )
+        first += k * step  # the next selected item: in a later chunk
 
 
-def _array_axis(indices: AnyArray, length: int, chunk: int) -> list[_Axis]:
+def _array_axis(indices: AnyArray, length: int, chunk: int) -> Iterator[_Axis]:
     coords = np.asarray(indices, dtype=np.int64)
     if coords.size == 0:
-        return []
+        return
     numbers = coords // chunk
     cuts = np.flatnonzero(np.diff(numbers)) + 1
-    pieces: list[_Axis] = []
     begin = 0
     for end in [*cuts.tolist(), len(coords)]:
         number = int(numbers[begin])
@@ -107,27 +115,57 @@ def _array_axis(indices: AnyArray, length: int, chunk: int) -> list[_Axis]:
         first, last = int(local[0]), int(local[-1])
         whole = (end - begin == chunk and first == 0 and last == chunk - 1
                  and (number + 1) * chunk <= length)
-        pieces.append((number, local, slice(first, last + 1), slice(begin, end), whole))
+        yield number, local, slice(first, last + 1), slice(begin, end), whole
         begin = end
-    return pieces
 
 
-def _axis(item: Any, length: int, chunk: int) -> tuple[int, list[_Axis]]:
-    """(output length, pieces) of one axis of a planned key."""
+def _axis_size(item: Any, length: int) -> int:
+    """The output length of one axis of a planned key."""
     if isinstance(item, slice):
-        return len(range(*item.indices(length))), _slice_axis(item, length, chunk)
+        return len(range(*item.indices(length)))
     if isinstance(item, np.ndarray):
-        return int(item.size), _array_axis(item, length, chunk)
+        return int(item.size)
+    return 1
+
+
+def _axis_pieces(item: Any, length: int, chunk: int) -> Iterator[_Axis]:
+    """The pieces of one axis of a planned key, chunk by chunk (lazily)."""
+    if isinstance(item, slice):
+        yield from _slice_axis(item, length, chunk)
+        return
+    if isinstance(item, np.ndarray):
+        yield from _array_axis(item, length, chunk)
+        return
     index = int(item)
     number, local = divmod(index, chunk)
-    return 1, [(number, slice(local, local + 1), slice(local, local + 1), slice(0, 1),
-                chunk == 1 and index < length)]
+    yield (number, slice(local, local + 1), slice(local, local + 1), slice(0, 1),
+           chunk == 1 and index < length)
+
+
+def _combinations(axes: Sequence[Callable[[], Iterator[_Axis]]]) -> Iterator[tuple[_Axis, ...]]:
+    """``itertools.product`` of the axes' pieces, each axis generated afresh when needed
+    (nothing is materialized: an axis may have millions of pieces)."""
+    if not axes:
+        yield ()
+        return
+    if len(axes) == 1:
+        for piece in axes[0]():
+            yield (piece,)
+        return
+    for piece in axes[0]():
+        for rest in _combinations(axes[1:]):
+            yield (piece, *rest)
 
 
 def gather_pieces(
     h5key: Sequence[Any], shape: Shape, chunkshape: Shape
-) -> tuple[Shape, list[GatherPiece]]:
+) -> tuple[Shape, Iterable[GatherPiece]]:
     """Split a planned selection key into per-chunk pieces, in C order of the grid.
+
+    Only chunks holding selected items are visited, so the work is bounded by what is
+    read, whatever the extent.  Selections touching at most :data:`LISTED_PIECES` chunks
+    get a list; bigger ones an iterator that plans the pieces as they are consumed (memory
+    bounded too).
 
     Parameters
     ----------
@@ -141,7 +179,7 @@ def gather_pieces(
     -------
     tuple
         ``(out_shape, pieces)``: the output's shape (one axis per dimension, an int being
-        an axis of length 1) and the pieces.
+        an axis of length 1) and the pieces (a list, or an iterator for many chunks).
 
     Examples
     --------
@@ -150,10 +188,17 @@ def gather_pieces(
     ((3,), [((0,), (slice(1, 2, 4),), (slice(0, 1, None),)), ((1,), (slice(1, 2, 4),), \
 (slice(1, 2, None),)), ((2,), (slice(1, 2, 4),), (slice(2, 3, None),))])
     """
-    axes = [_axis(item, length, chunk)
+    out_shape = tuple(_axis_size(item, length) for item, length in zip(h5key, shape,
+                                                                         strict=True))
+    if 0 in out_shape:
+        return out_shape, []
+    axes = [functools.partial(_axis_pieces, item, length, chunk)
             for item, length, chunk in zip(h5key, shape, chunkshape, strict=True)]
-    out_shape = tuple(size for size, _ in axes)
-    pieces = [
+    listed = count_key_chunks(h5key, shape, chunkshape) <= LISTED_PIECES
+    # A few chunks (the common case): the axes listed, their product taken at once.
+    combos = (itertools.product(*(list(axis()) for axis in axes)) if listed
+              else _combinations(axes))
+    pieces = (
         GatherPiece(
             grid=tuple(a[0] for a in combo),
             in_chunk=tuple(a[1] for a in combo),
@@ -161,9 +206,9 @@ def gather_pieces(
             in_out=tuple(a[3] for a in combo),
             full_chunk=all(a[4] for a in combo),
         )
-        for combo in itertools.product(*(pieces for _, pieces in axes))
-    ]
-    return out_shape, pieces
+        for combo in combos
+    )
+    return out_shape, list(pieces) if listed else pieces
 
 
 def count_key_chunks(h5key: Sequence[Any], shape: Shape, chunkshape: Shape) -> int:
@@ -183,4 +228,55 @@ def count_key_chunks(h5key: Sequence[Any], shape: Shape, chunkshape: Shape) -> i
     return total
 
 
-__all__ = ["AxisSelection", "GatherPiece", "count_key_chunks", "gather_pieces"]
+def spans_more_chunks(h5key: Sequence[Any], shape: Shape, chunkshape: Shape) -> bool:
+    """Whether a planned selection key selects fewer items than there are chunks in its
+    bounding box (a step longer than the chunks, indices far apart).
+
+    HDF5 maps such a hyperslab to chunks by visiting every chunk of the bounding box, which
+    on a huge (sparse, or damaged) extent never ends; they must be read chunk by chunk or
+    as points instead.
+
+    Examples
+    --------
+    >>> spans_more_chunks((slice(0, 10**12, 10**9),), (10**12,), (1000,))
+    True
+    >>> spans_more_chunks((slice(0, 10**6, 3),), (10**6,), (1000,))
+    False
+    """
+    items = 1
+    spanned = 1
+    for item, length, chunk in zip(h5key, shape, chunkshape, strict=True):
+        if isinstance(item, slice):
+            start, stop, step = item.indices(length)
+            count = len(range(start, stop, step))
+            if count == 0:
+                return False
+            items *= count
+            spanned *= (start + (count - 1) * step) // chunk - start // chunk + 1
+        elif isinstance(item, np.ndarray):
+            if item.size == 0:
+                return False
+            items *= int(item.size)
+            spanned *= int(item[-1]) // chunk - int(item[0]) // chunk + 1
+    return spanned > items
+
+
+def selected_coords(h5key: Sequence[Any], shape: Shape) -> AnyArray:
+    """The coordinates of the items a planned selection key selects, in C order: an
+    ``(n, rank)`` int64 array (for point reads of a few items)."""
+    axes = []
+    for item, length in zip(h5key, shape, strict=True):
+        if isinstance(item, slice):
+            axes.append(np.arange(*item.indices(length), dtype=np.int64))
+        elif isinstance(item, np.ndarray):
+            axes.append(item.astype(np.int64, copy=False))
+        else:
+            axes.append(np.array([int(item)], dtype=np.int64))
+    grids = np.meshgrid(*axes, indexing="ij")
+    return np.stack([g.reshape(-1) for g in grids], axis=-1)
+
+
+__all__ = [
+    "LISTED_PIECES", "AxisSelection", "GatherPiece", "count_key_chunks", "gather_pieces",
+    "selected_coords", "spans_more_chunks",
+]

@@ -8,9 +8,8 @@ slabs of the dataset where the chunk shape allows.
 
 from __future__ import annotations
 
-import itertools
 import math
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 
 from hyperslab._typing import Shape
 from hyperslab.chunked.regions import Box
@@ -55,14 +54,36 @@ def tile_shape(shape: Shape, chunkshape: Shape | None, itemsize: int,
     return tuple(max(1, t) for t in tile)
 
 
-def tiles(shape: Shape, tile: Sequence[int]) -> list[Box]:
-    """The boxes of a tiling of ``shape`` by ``tile``, in C order."""
+def tiles(shape: Shape, tile: Sequence[int]) -> Iterator[Box]:
+    """The boxes of a tiling of ``shape`` by ``tile``, in C order, generated as they are
+    consumed (a huge extent has more tiles than memory could list)."""
     if any(n == 0 for n in shape):
-        return []
+        return
     ranges = [range(0, n, t) for n, t in zip(shape, tile, strict=True)]
-    return [tuple((start, min(start + t, n)) for start, t, n in zip(corner, tile, shape,
-                                                                     strict=True))
-            for corner in itertools.product(*ranges)]
+    for corner in _corners(ranges):  # not itertools.product: it lists its ranges first
+        yield tuple((start, min(start + t, n))
+                    for start, t, n in zip(corner, tile, shape, strict=True))
 
 
-__all__ = ["TILE_BYTES", "tile_shape", "tiles"]
+def _corners(ranges: Sequence[range]) -> Iterator[tuple[int, ...]]:
+    """The product of ``ranges`` in C order, generated lazily."""
+    if not ranges:
+        yield ()
+        return
+    for start in ranges[0]:
+        for rest in _corners(ranges[1:]):
+            yield (start, *rest)
+
+
+def count_tiles(shape: Shape, tile: Sequence[int]) -> int:
+    """How many boxes :func:`tiles` yields.
+
+    Examples
+    --------
+    >>> count_tiles((10, 7), (4, 7))
+    3
+    """
+    return math.prod(-(-n // t) for n, t in zip(shape, tile, strict=True))
+
+
+__all__ = ["TILE_BYTES", "count_tiles", "tile_shape", "tiles"]

@@ -21,8 +21,9 @@ from typing import Any, TypeVar
 import numexpr as ne
 import numpy as np
 
+from hyperslab.chunked.allocation import check_result_size
 from hyperslab.chunked.ordered import in_order
-from hyperslab.chunked.tiles import tile_shape, tiles
+from hyperslab.chunked.tiles import count_tiles, tile_shape, tiles
 from hyperslab.compute.conditions import caller_namespace, condition_names, serial_numexpr
 from hyperslab.nodes.reducible import Reducible
 
@@ -159,6 +160,9 @@ class Expr(Reducible):
         """Evaluate the expression: the result as a NumPy array (or the output leaf or
         array given to :meth:`set_output`)."""
         out = self._output
+        if out is None:
+            check_result_size(self.shape, self.dtype.itemsize,
+                              f"the result of the expression {self.expression!r}")
         result = np.empty(self.shape, dtype=self.dtype) if out is None else out
         if not self.shape:
             values = {n: np.asarray(v) for n, v in self._operands.items()}
@@ -185,7 +189,7 @@ class Expr(Reducible):
             return work(box, ne.evaluate(self.expression, local_dict=values, global_dict={}))
 
         pool_owner = disk[0] if disk else None
-        if pool_owner is None or len(boxes) < 2:
+        if pool_owner is None or count_tiles(shape, tile) < 2:
             for box in boxes:
                 yield task(box)
             return

@@ -28,6 +28,7 @@ from typing import Any, TypeVar
 
 import numpy as np
 
+from hyperslab.chunked.allocation import machine_memory
 from hyperslab.compute import indexed
 from hyperslab.compute.conditions import (
     BoundCondition,
@@ -319,7 +320,11 @@ class _Gatherer:
         needed = self.size + count
         if needed > len(self.buffer):
             estimate = needed * self.total // max(self.seen, 1)
-            capacity = min(max(needed, 2 * len(self.buffer), estimate + estimate // 8),
+            # An extrapolation past a fraction of the memory is not trusted (a few hits
+            # early in a huge, maybe damaged, extent): the buffer then only doubles.
+            trusted = max(needed, machine_memory() // 8 // max(1, self.dtype.itemsize))
+            capacity = min(max(needed, 2 * len(self.buffer),
+                               min(estimate + estimate // 8, trusted)),
                            max(self.total, needed))
             grown = np.empty(capacity, dtype=self.dtype)
             grown[: self.size] = self.buffer[: self.size]

@@ -31,6 +31,8 @@ from typing import Any
 
 import numpy as np
 
+from hyperslab.chunked.allocation import check_result_size
+
 __all__ = ["OPERATIONS", "reduce"]
 
 OPERATIONS = ("sum", "prod", "mean", "std", "var", "min", "max", "any", "all", "argmin",
@@ -136,6 +138,9 @@ def reduce(
     axes = _axes(axis, len(shape))
     mask = _mask(where, shape)
     kept_shape = tuple(1 if d in axes else n for d, n in enumerate(shape))
+    # The partial results are as big as the result (with a few accumulators per item).
+    check_result_size(kept_shape, 3 * max(8, in_dtype.itemsize),
+                      f"the {op} over axis {axis!r} of an array of shape {shape}")
     if op in ("mean", "std", "var"):
         return _moments(source, op, axes, kept_shape, keepdims, dtype, ddof, mask, in_dtype)
     return _fold(source, op, axes, kept_shape, keepdims, dtype, mask, initial, in_dtype)
@@ -329,6 +334,8 @@ def _arg_reduce(source: Any, op: str, axis: Any, shape: tuple[int, ...],
         return np.intp(best_index)
     (ax,) = _axes(axis, len(shape))
     kept_shape = tuple(1 if d == ax else n for d, n in enumerate(shape))
+    check_result_size(kept_shape, np.dtype(source.dtype).itemsize + np.dtype(np.intp).itemsize,
+                      f"the {op} over axis {axis!r} of an array of shape {shape}")
     values = np.empty(kept_shape, dtype=source.dtype)
     indices = np.full(kept_shape, -1, dtype=np.intp)
 

@@ -9,7 +9,7 @@ import numpy as np
 from hyperslab._typing import AnyArray
 from hyperslab.chunked.access import write_selection
 from hyperslab.errors import HDF5ExtError
-from hyperslab.nodes.leaf import Leaf
+from hyperslab.nodes.leaf import Leaf, check_value_type
 from hyperslab.nodes.reducible import Reducible, TileReadable
 from hyperslab.storage import attributes as raw
 
@@ -58,10 +58,17 @@ class EArray(CArray):
 
     @property
     def extdim(self) -> int:
-        """The extendable dimension (``EXTDIM``, or the first unlimited one)."""
-        if raw.has_attribute(self._g_h5id, "EXTDIM"):
-            return int(raw.read_attribute(self._g_h5id, "EXTDIM"))
+        """The extendable dimension (``EXTDIM``, or the first unlimited one).
+
+        An ``EXTDIM`` that names no unlimited dimension of the dataset (a damaged file) is
+        not trusted: the dataset's own first unlimited dimension is used.
+        """
         maxshape = self._dataset.maxshape
+        if raw.has_attribute(self._g_h5id, "EXTDIM"):
+            extdim = raw.read_attribute(self._g_h5id, "EXTDIM")
+            if isinstance(extdim, (int, np.integer)) and 0 <= extdim < len(maxshape) and (
+                    maxshape[extdim] is None):
+                return int(extdim)
         return next((i for i, m in enumerate(maxshape) if m is None), 0)
 
     @property
@@ -84,8 +91,9 @@ class EArray(CArray):
             If the rank or the shape of ``sequence`` does not fit, or it cannot be converted
             to the EArray's dtype.  The EArray is left unchanged.
         """
-        self._v_file._check_writable()
+        self._g_check_writable()
         dtype = self._dataset.dtype
+        check_value_type(sequence, dtype)
         # Shaped atoms (HDF5 array types): each row element brings atom.shape trailing axes.
         base, item_shape = dtype.subdtype if dtype.subdtype is not None else (dtype, ())
         try:
@@ -147,3 +155,10 @@ class UnImplemented(Leaf):
              step: int | None = None, out: Any = None) -> Any:
         """Not supported; raises NotImplementedError naming the node."""
         return self[()]
+
+    def __repr__(self) -> str:
+        # No atom: the element type may be one no atom describes (PyTables' repr has none).
+        if not self.isopen:
+            return super().__repr__()
+        return (f"{self}\n  NOTE: a dataset of a kind hyperslab does not implement, in "
+                f"{self._v_file.filename!r}; its attributes are available")

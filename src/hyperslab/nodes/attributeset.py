@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from hyperslab.codecs.filters import Filters
+from hyperslab.nodes.members import is_member, member_failed
 from hyperslab.storage import attributes as raw
 
 if TYPE_CHECKING:
@@ -73,7 +74,7 @@ class AttributeSet:
         return []
 
     def _check_writable(self, name: str) -> None:
-        self._node._v_file._check_writable()
+        self._node._g_check_writable()
         if name in READ_ONLY_ATTRS:
             raise AttributeError(
                 f"attribute ``{name}`` of node ``{self._node._v_pathname}`` is read-only"
@@ -147,6 +148,8 @@ class AttributeSet:
     def __getattr__(self, name: str) -> Any:
         if name.startswith("__"):
             raise AttributeError(name)
+        if is_member(self, name):  # a member's own code failed: its error, not an HDF5 one
+            return member_failed(self, name)
         return self._f_getattr(name)
 
     def __getitem__(self, name: str) -> Any:

@@ -235,16 +235,19 @@ def resolve_atom_shape(
     Raises
     ------
     TypeError
-        If neither ``obj`` nor ``atom`` and ``shape`` are given, or ``atom`` has a shape
-        while ``obj`` is given (as in PyTables).
+        If neither ``obj`` nor ``atom`` is given, or ``atom`` has a shape while ``obj`` is
+        given (as in PyTables).
     ValueError
-        If ``obj`` disagrees with the given ``shape``, or a CArray's shape has a zero
-        dimension.
+        If ``atom`` is given without ``shape`` (PyTables' type), ``obj`` disagrees with the
+        given ``shape``, or a CArray's shape has a zero dimension.
     """
     if obj is None:
+        if atom is not None and shape is None:
+            raise ValueError("you must specify a non-empty shape: without the obj parameter, "
+                             "both the atom and shape parameters must be given")
         if atom is None or shape is None:
-            raise TypeError("if the obj parameter is not specified, atom and shape parameters "
-                            "must be")
+            raise TypeError("the obj parameter, or both the atom and shape parameters, must "
+                            "be given")
         if not isinstance(atom, Atom):
             raise TypeError(f"atom must be an Atom instance, not {atom!r}")
         return atom, _checked_carray_shape(_as_shape(shape), extendable), None

@@ -38,6 +38,7 @@ from hyperslab.errors import DataTypeWarning, PerformanceWarning
 from hyperslab.nodes.atom import Atom
 from hyperslab.nodes.cols import BoolCol, Col, EnumCol, Time32Col, Time64Col, check_column_name
 from hyperslab.nodes.enum import Enum
+from hyperslab.nodes.members import is_member, member_failed
 
 if TYPE_CHECKING:
     from hyperslab.storage.compound import CompoundLayout
@@ -385,6 +386,8 @@ class Description:
 
     def __getattr__(self, name: str) -> Any:
         # Only called for missing attributes: children live in the instance dict.
+        if is_member(self, name):  # a member's own code failed: its error, not a column's
+            return member_failed(self, name)
         raise AttributeError(f"description {self.__dict__.get('_v_pathname', '')!r} "
                              f"has no column or attribute {name!r}")
 

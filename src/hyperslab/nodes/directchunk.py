@@ -8,7 +8,7 @@ chunkshape.  The messages of the errors are PyTables' (the spec's sessions print
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from contextlib import AbstractContextManager
 from typing import Any, NamedTuple
 
@@ -57,6 +57,7 @@ class DirectChunking:
     """The direct-chunking methods shared by chunked leaves (mixed into :class:`Leaf`)."""
 
     _v_file: Any
+    _g_check_writable: Callable[[], None]  # provided by Node
 
     @property
     def _dataset(self) -> Dataset:  # pragma: no cover - provided by Leaf
@@ -199,7 +200,7 @@ class DirectChunking:
             For a contiguous leaf, coordinates that are not a chunk start, or outside the
             shape.
         """
-        self._v_file._check_writable()
+        self._g_check_writable()
         grid = self._aligned_grid(coords)
         payload = memoryview(data).cast("B")
         with self._exclusive():

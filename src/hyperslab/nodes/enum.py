@@ -6,6 +6,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from typing import Any, NoReturn
 
 from hyperslab.nodes._reprs import np_repr
+from hyperslab.nodes.members import is_member, member_failed
 
 
 class Enum:
@@ -67,6 +68,8 @@ class Enum:
     def __getattr__(self, name: str) -> Any:
         if name.startswith("_"):  # never a value name; keeps copy/pickle probes sane
             raise AttributeError(name)
+        if is_member(self, name):  # a member's own code failed: its error, not a value's
+            return member_failed(self, name)
         try:
             return self[name]
         except KeyError as exc:

@@ -159,6 +159,10 @@ class File(FileAttrsCompat):
                 f"the root User Entry Point ``{self.root_uep}`` does not exist in "
                 f"``{self.filename}``"
             ) from None
+        except HDF5ExtError:  # a damaged file: do not leave it open
+            self._h5.close()
+            self._isopen = False
+            raise
         self.root = RootGroup(self, "/", root_id)
         if mode == "w" or (mode == "a" and not existed):
             self._init_root(title, filters)
@@ -313,7 +317,7 @@ class File(FileAttrsCompat):
                 return cls(self, path, None, class_value)
         try:
             h5id = tree.open_child(gid, name)
-        except KeyError:
+        except (KeyError, HDF5ExtError):  # dangling, or damaged: listed, not readable
             return Unknown(self, path, None)
         kind = tree.kind_of_id(h5id)
         if kind is Kind.GROUP:
@@ -534,8 +538,8 @@ class File(FileAttrsCompat):
         self._check_new_name(parent, name)
         if obj is None:
             if atom is None or shape is None:
-                raise TypeError("if the obj parameter is not specified, atom and shape "
-                                "parameters must be")
+                raise TypeError("if the obj parameter is not specified, both the atom and "
+                                "shape parameters must be given")
             data, _ = create.as_data(create.filled(atom, shape), atom)
             flavor = "numpy"
         else:

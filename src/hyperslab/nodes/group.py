@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 from hyperslab.codecs.filters import Filters
 from hyperslab.errors import NaturalNameWarning, NoSuchNodeError
+from hyperslab.nodes.members import is_member, member_failed
 from hyperslab.nodes.naming import is_hidden_name, join_path, normalize_path
 from hyperslab.nodes.node import Node
 from hyperslab.storage import attributes as raw
@@ -116,6 +117,8 @@ class Group(Node):
         """
         if "_v_file" not in self.__dict__:  # not set up yet (copying, unpickling)
             raise AttributeError(name)
+        if is_member(self, name):  # a member's own code failed: its error, not a child's
+            return member_failed(self, name)
         try:
             return self._v_file._load_child(self, name)
         except NoSuchNodeError:
@@ -290,7 +293,7 @@ class Group(Node):
 
     @_v_filters.setter
     def _v_filters(self, value: Filters) -> None:
-        self._v_file._check_writable()
+        self._g_check_writable()
         if not isinstance(value, Filters):
             raise TypeError(f"filters must be a Filters instance, not {value!r}")
         raw.write_int_attribute(self._g_h5id, "FILTERS", value._pack(), "int64")

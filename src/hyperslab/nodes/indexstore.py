@@ -194,7 +194,7 @@ class ColumnIndex:
 
     @dirty.setter
     def dirty(self, value: bool) -> None:
-        self._table._v_file._check_writable()
+        self._table._g_check_writable()
         raw.write_int_attribute(self._gid, "DIRTY", int(bool(value)), "int32")
         self._state = self._state._replace(dirty=bool(value))
 

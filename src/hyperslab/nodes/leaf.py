@@ -64,6 +64,27 @@ def quantize(data: AnyArray, least_significant_digit: int) -> AnyArray:
     return result
 
 
+def check_value_type(value: Any, dtype: np.dtype[Any]) -> None:
+    """Refuse, as PyTables does (TypeError), to write None, text into numbers, or any other
+    object that is no array, scalar, list or tuple: NumPy would turn some into NaN or
+    make an object array of them.
+
+    Raises
+    ------
+    TypeError
+        Naming the type of ``value``.
+    """
+    if isinstance(value, (np.ndarray, list, tuple, int, float, complex, bytes, np.generic)):
+        return
+    if isinstance(value, str) and dtype.base.kind in "SU":
+        return  # text into strings: stored encoded
+    if value is None or isinstance(value, str) or np.asarray(value).dtype.kind == "O":
+        raise TypeError(
+            f"objects of type ``{type(value).__name__}`` are not supported in this context: "
+            f"write NumPy arrays or scalars, lists, tuples, int, float, complex or bytes"
+        )
+
+
 def _has_ellipsis(key: Any) -> bool:
     return key is Ellipsis or (isinstance(key, tuple) and any(k is Ellipsis for k in key))
 
@@ -337,7 +358,8 @@ class Leaf(DirectChunking, LeafCompat, PlainNode):
 
     def __setitem__(self, key: Selection, value: Any) -> None:
         """Write ``value`` (broadcast as NumPy does) into a selection."""
-        self._v_file._check_writable()
+        self._g_check_writable()
+        check_value_type(value, self._dataset.dtype)
         with self._exclusive():
             write_selection(self._dataset, key, self._quantized(value), self._engine)
 
@@ -360,7 +382,7 @@ class Leaf(DirectChunking, LeafCompat, PlainNode):
         ValueError
             If ``size`` is negative.
         """
-        self._v_file._check_writable()
+        self._g_check_writable()
         if self.extdim < 0:
             raise TypeError("non-enlargeable datasets cannot be truncated")
         if not isinstance(size, (int, np.integer)):

@@ -106,7 +106,9 @@ class Node:
 
     @property
     def _v_attrs(self) -> AttributeSet:
-        """The node's attributes."""
+        """The node's attributes (:class:`ClosedNodeError` once the node is closed)."""
+        if not self._v_isopen:
+            raise ClosedNodeError(f"the node object {self._v_pathname!r} is closed")
         return AttributeSet(self)
 
     @property
@@ -117,8 +119,15 @@ class Node:
 
     @_v_title.setter
     def _v_title(self, value: str) -> None:
-        self._v_file._check_writable()
+        self._g_check_writable()
         raw.write_sys_string(self._g_h5id, "TITLE", str(value))
+
+    def _g_check_writable(self) -> None:
+        """Refuse a write through this node: :class:`ClosedNodeError` once the node or its
+        file is closed (as PyTables), :class:`FileModeError` in a read-only file."""
+        if not self._v_isopen:
+            raise ClosedNodeError(f"the node object {self._v_pathname!r} is closed")
+        self._v_file._check_writable()
 
     def _g_attr_changed(self, name: str) -> None:
         """Hook called after attribute ``name`` is written, renamed or deleted."""
@@ -191,6 +200,8 @@ class Node:
         return type(self).__name__
 
     def __str__(self) -> str:
+        if not self._v_isopen:
+            return repr(self)  # as PyTables: "<closed ...>"
         return f"{self._v_pathname} ({self._g_class_label()}) {self._v_title!r}"
 
     def __repr__(self) -> str:

@@ -109,9 +109,10 @@ class LeafTiles:
         dataset, engine = leaf._dataset, leaf._engine
         shape = self.shape
         size = tiling.TILE_BYTES if target_bytes is None else target_bytes
-        boxes = tiling.tiles(shape, tiling.tile_shape(shape, dataset.chunks,
-                                                      dataset.dtype.itemsize, size, along))
-        serial = len(boxes) > 1  # then tiles are read in parallel, one per pool thread
+        tile = tiling.tile_shape(shape, dataset.chunks, dataset.dtype.itemsize, size, along)
+        boxes = tiling.tiles(shape, tile)  # generated as they are read
+        ntiles = tiling.count_tiles(shape, tile)
+        serial = ntiles > 1  # then tiles are read in parallel, one per pool thread
         buffers = threading.local()  # a tile buffer per thread, reused for its next tile
         owner = threading.get_ident()  # pool threads read for the caller
 
@@ -119,7 +120,7 @@ class LeafTiles:
             key = tuple(slice(lo, hi) for lo, hi in box)
             return work(box, read_leaf_box(leaf, key, serial, buffers, owner))
 
-        if len(boxes) < 2 or engine.workers < 2:
+        if ntiles < 2 or engine.workers < 2:
             for box in boxes:
                 yield task(box)
             return

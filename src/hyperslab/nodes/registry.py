@@ -88,6 +88,10 @@ def _guess_leaf_class(dataset: Dataset) -> type[Leaf]:
     if hdf5_class in ("VLEN", "OPAQUE", "REFERENCE") or (dtype.kind in "OV" and not dtype.fields):
         return UnImplemented
     if dtype.fields and dtype.kind != "c":
+        try:
+            _ = dataset.layout
+        except TypeError:  # a member no table column holds (a variable-length one, say)
+            return UnImplemented
         return Table if dataset.shape is not None and len(dataset.shape) == 1 else UnImplemented
     if dtype.kind == "O":
         return UnImplemented

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
 import numpy as np
 
 from hyperslab._typing import AnyArray, Shape
+from hyperslab.errors import HDF5ExtError
 from hyperslab.nodes.attributeset import AttributeSet
 from hyperslab.nodes.cols import EnumCol
 from hyperslab.nodes.description import (
@@ -37,6 +38,7 @@ from hyperslab.storage import attributes as raw
 
 if TYPE_CHECKING:
     from hyperslab.nodes.file import File
+    from hyperslab.storage.compound import CompoundLayout
 
 Result = TypeVar("Result")
 
@@ -116,16 +118,35 @@ class Table(IndexedTable, Leaf):
             with _IO_MADE:  # one RecordIO (one row count) for every thread
                 io = self._io_
                 if io is None or io.dataset is not dataset:
+                    self._g_layout(required=False)  # a type no layout holds: refused
                     io = self._io_ = RecordIO(dataset, self._engine, self._rwlock)
         return io
+
+    def _g_layout(self, required: bool = True) -> CompoundLayout | None:
+        """The layout of the table's records (None for a dataset that is not compound,
+        unless ``required``).
+
+        Raises
+        ------
+        HDF5ExtError
+            If the dataset's type has none a table can use (a member NumPy cannot hold,
+            such as a variable-length one, or a type damaged in the file; PyTables opens
+            such a dataset as UnImplemented), or, if ``required``, is not compound.
+        """
+        try:
+            layout = self._dataset.layout
+        except TypeError as exc:
+            raise HDF5ExtError(f"cannot read table {self._v_pathname}: {exc}") from exc
+        if layout is None and required:
+            raise HDF5ExtError(f"the dataset of {self._v_pathname} is not of a compound type")
+        return layout
 
     @property
     def description(self) -> Description:
         """The table's :class:`Description` (columns, types, defaults, positions)."""
         if self._description_ is None:
-            layout = self._dataset.layout
-            if layout is None:
-                raise TypeError(f"the dataset of {self._v_pathname} is not of a compound type")
+            layout = self._g_layout()
+            assert layout is not None
             self._description_ = description_from_layout(layout, self._field_fills(layout.dtype))
         return self._description_
 
@@ -154,7 +175,7 @@ class Table(IndexedTable, Leaf):
         As PyTables: the order shared by every number, enum and time column (one-byte
         ones included), 'mixed' when they differ, 'irrelevant' without such columns.
         """
-        layout = self._dataset.layout
+        layout = self._g_layout(required=False)
         return layout.byteorder if layout is not None else super().byteorder
 
     @property
@@ -230,7 +251,7 @@ class Table(IndexedTable, Leaf):
     def cols(self) -> Cols:
         """Column accessor: ``table.cols.x[:]``, ``table.cols._f_col('nested/x')``."""
         if self._cols_ is None:
-            layout = None if self._description_ is not None else self._dataset.layout
+            layout = None if self._description_ is not None else self._g_layout(False)
             if layout is not None and not _has_arrays_of_structures(layout.dtype):
                 # Names and dtypes from the records; the description (defaults and all) is
                 # made when first needed.
@@ -291,7 +312,7 @@ class Table(IndexedTable, Leaf):
         return index % nrows
 
     def _check_writable_table(self) -> None:
-        self._v_file._check_writable()
+        self._g_check_writable()
 
     # ------------------------------------------------------------------ appending
     def append(self, rows: Any) -> None:
@@ -917,6 +938,10 @@ class Table(IndexedTable, Leaf):
     def __repr__(self) -> str:
         if not self.isopen:
             return super().__repr__()
+        try:
+            self._g_layout()
+        except HDF5ExtError as exc:  # a repr says what is wrong rather than fail
+            return f"{self._v_pathname} (Table, unreadable)\n  NOTE: {exc}"
         return "\n".join([
             str(self),
             f"  description := {self.description!r}",

@@ -9,6 +9,7 @@ import numpy as np
 
 from hyperslab._typing import AnyArray, Shape
 from hyperslab.nodes.description import Description, field_of, names_by_offset
+from hyperslab.nodes.members import is_member, member_failed
 from hyperslab.nodes.reducible import Reducible
 
 Result = TypeVar("Result")
@@ -337,6 +338,8 @@ class Cols:
         children = self.__dict__.get("_children", {})
         if name in children:
             return children[name]
+        if is_member(self, name):  # a member's own code failed: its error, not a column's
+            return member_failed(self, name)
         raise AttributeError(f"table {self._v_table._v_pathname} has no column {name!r}")
 
     def __dir__(self) -> list[str]:

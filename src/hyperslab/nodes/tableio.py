@@ -19,6 +19,7 @@ import numpy as np
 
 from hyperslab._typing import AnyArray
 from hyperslab.chunked.access import write_selection
+from hyperslab.chunked.allocation import check_result_size
 from hyperslab.chunked.engine import ChunkEngine, RawKind
 from hyperslab.chunked.ordered import in_order
 from hyperslab.nodes.description import field_of
@@ -148,6 +149,8 @@ class RecordIO:
         count = stop - start
         if count <= 0:
             return _empty(self.dtype) if out is None else out
+        if out is None:
+            self.check_rows(count, f"rows {start}:{stop}")
         target = out if out is not None and self.dtype == self.file_dtype else None
         box = ((start, stop),)
         if self._fast and self.engine.serves_read(box):
@@ -168,7 +171,12 @@ class RecordIO:
             return self.read_rows(rows[-1], rows[0] + 1, -step)[::-1].copy()
         if step == 1:
             return self.read_span(start, rows[-1] + 1)
-        if self._fast or step < self.chunkrows:
+        self.check_rows(len(rows), f"rows {start}:{stop}:{step}")
+        if step >= self.chunkrows:
+            # At most a row per chunk: read as points (HDF5 would visit every chunk
+            # between the first row and the last, even those holding none).
+            return self.read_points(np.arange(start, stop, step, dtype=np.int64))
+        if self._fast:
             out = np.empty(len(rows), dtype=self.dtype)
             filled = 0
             for _first, block in self.blocks(start, rows[-1] + 1, step):
@@ -177,6 +185,11 @@ class RecordIO:
             return out
         with self.shared():
             return self.native(self.dataset.read_rows(start, len(rows), step))
+
+    def check_rows(self, count: int, what: str) -> None:
+        """Refuse reading ``count`` rows that no machine's memory holds (MemoryError)."""
+        check_result_size((count,), self.dtype.itemsize,
+                          f"{what} of {self.dataset.name!r} ({self.nrows} rows)")
 
     def blocks(self, start: int, stop: int, step: int = 1) -> Iterator[tuple[int, AnyArray]]:
         """Stream rows of ``range(start, stop, step)`` in chunk-aligned blocks.
@@ -197,11 +210,9 @@ class RecordIO:
     def _forward_blocks(
         self, start: int, stop: int, step: int, *, reverse: bool
     ) -> Iterator[tuple[int, AnyArray]]:
-        spans = self.spans(start, stop, step)
-        if reverse:
-            spans.reverse()
+        spans = self.spans(start, stop, step, reverse=reverse)
         workers = self.engine.workers
-        if len(spans) < 2 or workers < 2:
+        if workers < 2 or self.nspans(start, stop, step) < 2:
             for lo, hi in spans:
                 span = self.read_span(lo, hi)
                 yield lo, span if step == 1 else span[::step]
@@ -216,24 +227,40 @@ class RecordIO:
         # The next blocks are read in the pool while the caller works on this one.
         yield from in_order(self.engine.pool, task, spans, workers)
 
-    def spans(self, start: int, stop: int, step: int) -> list[tuple[int, int]]:
+    def spans(self, start: int, stop: int, step: int, *, reverse: bool = False
+              ) -> Iterator[tuple[int, int]]:
         """The chunk-aligned blocks holding rows ``range(start, stop, step)`` (``step`` > 0).
 
-        Returns ``(lo, hi)`` pairs in row order: ``lo`` is the first selected row of the
-        block and ``hi`` the end of the block (or ``stop``); blocks with no selected row
-        are left out.
+        Yields ``(lo, hi)`` pairs in row order (the reverse with ``reverse``): ``lo`` is the
+        first selected row of the block and ``hi`` the end of the block (or ``stop``: whole
+        chunks decode straight into the output).  Blocks with no selected row are jumped
+        over: the spans are generated as they are consumed, as many as the blocks holding
+        selected rows, whatever the table's extent.
         """
-        spans: list[tuple[int, int]] = []
-        if start >= stop:
-            return spans
+        rows = range(start, stop, step)
+        if not rows:
+            return
         block = self.block_rows
-        for index in range(start // block, (stop - 1) // block + 1):
-            lo = max(start, index * block)
-            hi = min(stop, (index + 1) * block)
-            lo += (start - lo) % step  # the first selected row at or after lo
-            if lo < hi:
-                spans.append((lo, hi))
-        return spans
+        first, last = rows[0], rows[-1]
+        lo = last if reverse else first  # a selected row, then the next block's
+        while first <= lo <= last:
+            base = lo // block * block
+            end = min(stop, base + block)
+            if reverse:
+                lo -= (lo - max(first, base)) // step * step  # the first selected >= base
+                yield lo, end
+                lo -= step
+            else:
+                yield lo, end
+                lo += ((end - 1 - lo) // step + 1) * step  # past the last selected < end
+
+    def nspans(self, start: int, stop: int, step: int) -> int:
+        """How many spans :meth:`spans` yields (at most; computed, not counted)."""
+        rows = range(start, stop, step)
+        if not rows:
+            return 0
+        block = self.block_rows
+        return min(len(rows), rows[-1] // block - rows[0] // block + 1)
 
     def map_blocks(
         self,
@@ -269,7 +296,7 @@ class RecordIO:
         """
         spans = self.spans(start, stop, step)
         workers = self.engine.workers
-        if len(spans) < 2 or workers < 2:
+        if workers < 2 or self.nspans(start, stop, step) < 2:
             buffer = np.empty(0, dtype=self.dtype)
             for lo, hi in spans:
                 if len(buffer) < hi - lo:

@@ -166,10 +166,15 @@ class Row:
             key = (target.dtype.names or ())[key]
         column = field_of(target, key)
         self._columns = {}  # the block's lists of values may be stale now
+        cell = column.reshape((1, *column.shape[target.ndim:]))  # the record's one cell
         try:
-            column[...] = value
-        except (ValueError, TypeError) as exc:
-            raise TypeError(
+            # An element assignment, as PyTables' row does it: NumPy's errors for it are
+            # PyTables' (ValueError for text that is no number, TypeError for a sequence
+            # or None, OverflowError for an int too big for the column).
+            cell[0] = value
+        except (ValueError, TypeError, OverflowError) as exc:
+            kind = next(k for k in (ValueError, TypeError, OverflowError) if isinstance(exc, k))
+            raise kind(
                 f"value {value!r:.80} cannot be stored in field {key!r} of "
                 f"{self._table._v_pathname} (dtype {column.dtype}): {exc}"
             ) from exc

@@ -87,6 +87,9 @@ _FAST_STRING_MAX = 256  # read_string_attribute's buffer is (size, size) bytes
 _TMP_SUFFIX = b"\x7fhyperslab-replacing"
 
 _H5_ERRORS = (OSError, RuntimeError, ValueError, KeyError)  # what h5py raises on failures
+_READ_ERRORS = (OSError, RuntimeError, ValueError)
+"""What h5py raises when HDF5 fails to read metadata (a damaged file): translated into
+:class:`~hyperslab.errors.HDF5ExtError` (``KeyError`` means a missing attribute)."""
 
 
 def is_sys_attr_name(name: str) -> bool:
@@ -109,16 +112,43 @@ def is_sys_attr_name(name: str) -> bool:
 
 
 def _encode_name(name: str) -> bytes:
+    """A name as HDF5 stores it: UTF-8 (names that are not, listed by
+    :func:`attribute_names` with ``surrogateescape``, go back to their bytes)."""
     if not isinstance(name, str):
         raise TypeError(f"attribute names must be str, not {type(name).__name__}: {name!r}")
-    return name.encode("utf-8")
+    return name.encode("utf-8", "surrogateescape")
+
+
+def _decode_name(raw: bytes) -> str:
+    return raw.decode("utf-8", "surrogateescape")
+
+
+def _object_name(oid: H5ObjectID) -> str:
+    """The path of an object, for messages (``'?'`` where HDF5 cannot tell it)."""
+    try:
+        name = h5i.get_name(oid)
+    except Exception:  # the object is damaged: the message names the attribute only
+        return "?"
+    return "?" if name is None else _decode_name(name)
+
+
+def _read_error(oid: H5ObjectID, action: str, exc: Exception) -> HDF5ExtError:
+    """What HDF5 reported (through one of h5py's builtin exceptions) while reading
+    attributes, as the error PyTables raises for the HDF5 library's failures."""
+    return HDF5ExtError(f"cannot {action} of node {_object_name(oid)!r}: {exc}")
 
 
 def _open(oid: H5ObjectID, name: str) -> Any:
+    bname = _encode_name(name)
     try:
-        return h5a.open(oid, _encode_name(name))
-    except KeyError:
-        raise KeyError(f"attribute {name!r} does not exist") from None
+        return h5a.open(oid, bname)
+    except KeyError as exc:
+        # h5py says KeyError for a missing attribute and for one HDF5 cannot decode.
+        if not has_attribute(oid, name):
+            raise KeyError(f"attribute {name!r} does not exist") from None
+        raise _read_error(oid, f"open attribute {name!r}", exc) from exc
+    except _READ_ERRORS as exc:
+        raise _read_error(oid, f"open attribute {name!r}", exc) from exc
 
 
 def _is_read_only(oid: H5ObjectID) -> bool:
@@ -147,8 +177,20 @@ def _unsupported(name: str, ftype: H5Type) -> None:
 
 
 def _vlen_item(item: Any, utf8: bool) -> Any:
-    raw = item.encode("utf-8") if isinstance(item, str) else bytes(item)
-    return np.str_(raw.decode("utf-8")) if utf8 else np.bytes_(raw.rstrip(b"\x00"))
+    raw = item.encode("utf-8", "surrogateescape") if isinstance(item, str) else bytes(item)
+    return _utf8_value(raw) if utf8 else np.bytes_(raw.rstrip(b"\x00"))
+
+
+def _utf8_value(raw: bytes) -> Any:
+    """A UTF-8 string value as ``numpy.str_``; bytes that are not UTF-8 (a damaged or
+    mislabelled attribute) come back as they are, as ``numpy.bytes_``, with a warning."""
+    try:
+        return np.str_(raw.decode("utf-8"))
+    except UnicodeDecodeError as exc:
+        warnings.warn(
+            f"a string attribute labelled UTF-8 holds bytes that are not UTF-8 ({exc}); "
+            f"it reads as bytes", DataTypeWarning, stacklevel=5)
+        return np.bytes_(raw)
 
 
 def _read_vlen_strings(attr: Any, ftype: H5Type, shape: tuple[int, ...]) -> Any:
@@ -171,7 +213,7 @@ def _read_fixed_string(attr: Any, ftype: H5Type) -> Any:
     attr.read(buf, mtype=ftype)
     raw = buf.tobytes().rstrip(b"\x00")
     if ftype.get_cset() == h5t.CSET_UTF8:
-        return np.str_(raw.decode("utf-8"))
+        return _utf8_value(raw)
     return np.bytes_(raw)
 
 
@@ -261,7 +303,10 @@ def _as_pytables_value(name: str, value: Any) -> Any:
     if isinstance(value, bytes) and (
         name == "TITLE" or (is_sys_attr_name(name) and not _FIELD_FILL_RE.match(name))
     ):
-        return value.decode("utf-8")
+        try:
+            return value.decode("utf-8")
+        except UnicodeDecodeError:
+            return value  # not text (a damaged file): the bytes, as they are
     return value
 
 
@@ -291,7 +336,11 @@ def read_attribute(oid: H5ObjectID, name: str) -> Any:
         If the attribute does not exist.
     """
     attr = _open(oid, name)
-    return _as_pytables_value(name, _read_stored(attr, name))
+    try:
+        stored = _read_stored(attr, name)
+    except _READ_ERRORS as exc:
+        raise _read_error(oid, f"read attribute {name!r}", exc) from exc
+    return _as_pytables_value(name, stored)
 
 
 def read_attribute_of(gid: H5ObjectID, obj_name: str, name: str) -> Any:
@@ -317,9 +366,12 @@ def read_attribute_of(gid: H5ObjectID, obj_name: str, name: str) -> Any:
     """
     try:
         attr = h5a.open(gid, _encode_name(name), obj_name=_encode_name(obj_name))
+        stored = _read_stored(attr, name)
     except KeyError:
         return None
-    return _as_pytables_value(name, _read_stored(attr, name))
+    except _READ_ERRORS as exc:
+        raise _read_error(gid, f"read attribute {name!r} of {obj_name!r}", exc) from exc
+    return _as_pytables_value(name, stored)
 
 
 def _string_slow(attr: Any, name: str) -> str:
@@ -340,7 +392,16 @@ def _string_slow(attr: Any, name: str) -> str:
         raw = buf.tobytes()
         if ftype.get_strpad() == h5t.STR_SPACEPAD:
             raw = raw.rstrip(b" ")
-    return raw.split(b"\x00", 1)[0].decode("utf-8")
+    return _text(raw.split(b"\x00", 1)[0])
+
+
+def _text(raw: bytes) -> str:
+    """A system string: bytes that are not UTF-8 (a damaged file) are replaced with
+    U+FFFD, so that a title or a class name can still be shown and compared."""
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError:
+        return raw.decode("utf-8", "replace")
 
 
 def read_string_attribute(oid: H5ObjectID, name: str) -> str | None:
@@ -378,9 +439,11 @@ def read_string_attribute(oid: H5ObjectID, name: str) -> str | None:
     """
     try:
         attr = h5a.open(oid, _encode_name(name))
+        return _read_string(attr, name)
     except KeyError:
         return None
-    return _read_string(attr, name)
+    except _READ_ERRORS as exc:
+        raise _read_error(oid, f"read attribute {name!r}", exc) from exc
 
 
 def read_string_attribute_of(oid: H5ObjectID, child: str, name: str) -> str | None:
@@ -412,9 +475,11 @@ def read_string_attribute_of(oid: H5ObjectID, child: str, name: str) -> str | No
     """
     try:
         attr = h5a.open(oid, _encode_name(name), obj_name=_encode_name(child))
+        return _read_string(attr, name)
     except KeyError:
         return None
-    return _read_string(attr, name)
+    except _READ_ERRORS as exc:
+        raise _read_error(oid, f"read attribute {name!r} of {child!r}", exc) from exc
 
 
 def _read_string(attr: Any, name: str) -> str:
@@ -432,7 +497,7 @@ def _read_string(attr: Any, name: str) -> str:
     raw = buf.tobytes()
     if raw[size:].strip(b"\x00"):
         return _string_slow(attr, name)
-    return raw[:size].split(b"\x00", 1)[0].decode("utf-8")
+    return _text(raw[:size].split(b"\x00", 1)[0])
 
 
 # ----------------------------------------------------------------------------- writing
@@ -582,7 +647,10 @@ def read_int_attribute(oid: H5ObjectID, name: str) -> int:
         If it holds something HDF5 cannot convert to an integer (a string...).
     """
     attr = _open(oid, name)
-    values = np.zeros(max(1, int(attr.get_storage_size())), dtype=_INT64)
+    try:
+        values = np.zeros(max(1, int(attr.get_storage_size())), dtype=_INT64)
+    except _READ_ERRORS as exc:
+        raise _read_error(oid, f"read attribute {name!r}", exc) from exc
     try:
         attr.read(values, mtype=h5t.NATIVE_INT64)
     except (OSError, TypeError, ValueError) as exc:
@@ -661,8 +729,11 @@ def attribute_names(oid: H5ObjectID) -> list[str]:
         The names.
     """
     names: list[bytes] = []
-    h5a.iterate(oid, names.append, index_type=h5.INDEX_NAME, order=h5.ITER_INC)
-    return [raw.decode("utf-8") for raw in names]
+    try:
+        h5a.iterate(oid, names.append, index_type=h5.INDEX_NAME, order=h5.ITER_INC)
+    except _READ_ERRORS as exc:
+        raise _read_error(oid, "list the attributes", exc) from exc
+    return [_decode_name(raw) for raw in names]
 
 
 def has_attribute(oid: H5ObjectID, name: str) -> bool:
@@ -680,7 +751,11 @@ def has_attribute(oid: H5ObjectID, name: str) -> bool:
     bool
         True if it exists.
     """
-    return bool(h5a.exists(oid, _encode_name(name)))
+    bname = _encode_name(name)
+    try:
+        return bool(h5a.exists(oid, bname))
+    except _READ_ERRORS as exc:
+        raise _read_error(oid, f"look for attribute {name!r}", exc) from exc
 
 
 def delete_attribute(oid: H5ObjectID, name: str) -> None:
@@ -699,7 +774,7 @@ def delete_attribute(oid: H5ObjectID, name: str) -> None:
         If the attribute does not exist.
     """
     bname = _encode_name(name)
-    if not h5a.exists(oid, bname):
+    if not has_attribute(oid, name):
         raise KeyError(f"attribute {name!r} does not exist")
     try:
         h5a.delete(oid, bname)
@@ -725,7 +800,7 @@ def rename_attribute(oid: H5ObjectID, old: str, new: str) -> None:
         If `old` does not exist.
     """
     bold, bnew = _encode_name(old), _encode_name(new)
-    if not h5a.exists(oid, bold):
+    if not has_attribute(oid, old):
         raise KeyError(f"attribute {old!r} does not exist")
     if bold == bnew:
         return

@@ -36,6 +36,7 @@ import numpy as np
 import numpy.typing as npt
 
 from hyperslab._typing import Shape
+from hyperslab.errors import HDF5ExtError
 
 DENSE_MIN_CELLS = 1 << 16
 """A grid with at most this many cells always gets a dense map (512 KiB)."""
@@ -132,14 +133,16 @@ def _to_arrays(
     try:
         starts = np.fromiter(chain.from_iterable(map(_OFFSET, buffer)), np.int64, n * ndim)
         offsets = np.fromiter(map(_ADDR, buffer), dtype=np.int64, count=n)
+        sizes = np.fromiter(map(_SIZE, buffer), dtype=np.int64, count=n)
+        masks = np.fromiter(map(_MASK, buffer), dtype=np.uint32, count=n)
     except TypeError:  # an unallocated chunk (no address): h5py lists none, but be safe
         return _to_arrays([info for info in buffer if info[2] is not None], ndim)
-    return (
-        starts.reshape(n, ndim),
-        offsets,
-        np.fromiter(map(_SIZE, buffer), dtype=np.int64, count=n),
-        np.fromiter(map(_MASK, buffer), dtype=np.uint32, count=n),
-    )
+    except OverflowError as exc:  # past 2**63: what a damaged chunk index holds
+        raise HDF5ExtError(
+            f"the chunk index lists a chunk whose coordinates, address, size or filter mask "
+            f"are out of range ({exc}): the file is damaged"
+        ) from exc
+    return starts.reshape(n, ndim), offsets, sizes, masks
 
 
 def collect_chunks(

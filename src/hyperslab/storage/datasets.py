@@ -330,7 +330,8 @@ class Dataset:
         Raises
         ------
         TypeError
-            If the compound type has members without a layout dtype (vlen, references...).
+            If the compound type has members without a layout dtype (vlen, references, or
+            a type damaged in the file).
         """
         if self._layout_error is not None:
             raise TypeError(
@@ -667,6 +668,32 @@ class Dataset:
                 self.dsid.read(mspace, fspace, out, mtype=self._memory_type())
             except OSError as exc:
                 raise _read_error(self, exc) from exc
+        return out
+
+    def read_elements(self, coords: AnyArray) -> AnyArray:
+        """The elements at ``coords``, an ``(n, rank)`` array of in-bounds indices, through
+        an HDF5 point selection: a 1-D array of ``n`` elements of :attr:`dtype`.
+
+        HDF5 maps a point selection to chunks point by point, where it maps a strided or
+        irregular hyperslab by visiting every chunk of its bounding box: points are what
+        a few elements spread over a huge extent must be read as.
+
+        Raises
+        ------
+        TypeError
+            For datasets whose elements have no raw memory type (object dtypes).
+        """
+        points = np.ascontiguousarray(coords, dtype=np.uint64).reshape(len(coords), -1)
+        out = np.empty((points.shape[0],), dtype=self._dtype)
+        if not points.shape[0]:
+            return out
+        fspace = self.dsid.get_space()
+        fspace.select_elements(points)
+        mspace = h5s.create_simple((points.shape[0],))
+        try:
+            self.dsid.read(mspace, fspace, out, mtype=self._memory_type())
+        except OSError as exc:
+            raise _read_error(self, exc) from exc
         return out
 
     def _raw_points(self, points: AnyArray, out: AnyArray) -> bool:

@@ -131,8 +131,13 @@ def root_group(h5: h5py.File, root_uep: str) -> h5py.h5g.GroupID:
     ------
     KeyError
         If there is no group at ``root_uep``.
+    HDF5ExtError
+        If the root group cannot be opened (a damaged file).
     """
-    root = h5py.h5g.open(h5.id, b"/")
+    try:
+        root = h5py.h5g.open(h5.id, b"/")
+    except (KeyError, OSError, RuntimeError, ValueError) as exc:
+        raise HDF5ExtError(f"cannot open the root group of {h5.filename!r}: {exc}") from exc
     if root_uep.strip("/") == "":
         return root
     try:

@@ -13,7 +13,14 @@ import enum
 import h5py
 from h5py import h5g, h5l, h5o
 
-from hyperslab.errors import NodeError
+from hyperslab.errors import HDF5ExtError, NodeError
+
+_HDF5_ERRORS = (OSError, RuntimeError, ValueError)
+"""What h5py raises when HDF5 fails (a damaged file); ``KeyError`` means not found."""
+
+
+def _damaged(action: str, exc: Exception) -> HDF5ExtError:
+    return HDF5ExtError(f"cannot {action}: {exc}")
 
 
 class Kind(enum.IntEnum):
@@ -57,21 +64,37 @@ def list_links(gid: h5g.GroupID) -> dict[str, Kind | None]:
             kind = Kind.EXTLINK
         links[name.decode("utf-8", "surrogateescape")] = kind
 
-    gid.links.iterate(collect, info=True)
+    try:
+        gid.links.iterate(collect, info=True)
+    except _HDF5_ERRORS as exc:
+        raise _damaged(f"list the links of group {_name_of(gid)!r}", exc) from exc
     return links
+
+
+def _name_of(oid: h5o.ObjectID) -> str:
+    """An object's path, for messages (``'?'`` where HDF5 cannot tell it)."""
+    try:
+        name = h5py.h5i.get_name(oid)
+    except Exception:  # the object is damaged: the message goes without its name
+        return "?"
+    return "?" if name is None else name.decode("utf-8", "surrogateescape")
 
 
 def child_kind(gid: h5g.GroupID, name: str) -> Kind:
     """Return what the link ``name`` of a group points at, without opening it."""
     bname = name.encode("utf-8", "surrogateescape")
-    kind = _link_type_kind(gid.links.get_info(bname).type)
+    try:
+        link_type = gid.links.get_info(bname).type
+    except _HDF5_ERRORS as exc:
+        raise _damaged(f"read the link {name!r} of group {_name_of(gid)!r}", exc) from exc
+    kind = _link_type_kind(link_type)
     if kind is not None:
         return kind
     try:
         if _HAS_OBJINFO:
             return _STAT_KIND.get(h5g.get_objinfo(gid, bname).type, Kind.UNKNOWN)
         objinfo = h5o.get_info(gid, bname)
-    except (KeyError, OSError):
+    except (KeyError, *_HDF5_ERRORS):
         return Kind.UNKNOWN
     return _OBJ_KIND.get(objinfo.type, Kind.UNKNOWN)
 
@@ -112,11 +135,18 @@ def open_child(gid: h5g.GroupID, name: str) -> h5o.ObjectID:
     Raises
     ------
     KeyError
-        If there is no such link, or it dangles.
+        If there is no such link, or it is a soft or external link that dangles.
+    HDF5ExtError
+        If the link is there but the object behind it cannot be opened (a damaged file).
     """
+    bname = name.encode("utf-8", "surrogateescape")
     try:
-        return h5o.open(gid, name.encode("utf-8", "surrogateescape"))
-    except (KeyError, OSError, ValueError) as exc:
+        return h5o.open(gid, bname)
+    except (KeyError, *_HDF5_ERRORS) as exc:
+        # h5py says KeyError for a missing link and for an object it cannot read alike.
+        if link_kind(gid, name) is None:  # a hard link: the object itself is damaged
+            raise _damaged(f"open the object at {name!r} in group {_name_of(gid)!r}",
+                           exc) from exc
         raise KeyError(name) from exc
 
 
