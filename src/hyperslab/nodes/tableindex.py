@@ -151,6 +151,7 @@ class TableIndexes:
         table._ready()  # buffered rows first
         index = build_index(table, colpath, **options)
         self.indexes[colpath] = index
+        table._v_file._guard.protect([index])  # dirty in the file until closed (flushguard)
         return index.nelements
 
     def rebuild(self, index: ColumnIndex) -> ColumnIndex:
@@ -159,6 +160,7 @@ class TableIndexes:
         rebuilt = build_index(self.table, index.colpath, kind=index.kind,
                               optlevel=index.optlevel, filters=index.filters)
         self.indexes[index.colpath] = rebuilt
+        self.table._v_file._guard.protect([rebuilt])  # dirty in the file until closed
         return rebuilt
 
     def reindex(self, colpath: str | None = None, *, dirty_only: bool = False) -> None:
@@ -211,6 +213,10 @@ class TableIndexes:
             auto = self.autoindex
             io = table._io
             nrows = io.nrows
+            if auto:  # dirty in the file while they change (flushguard.py, rule 4)
+                table._v_file._guard.protect([
+                    index for index in self.indexes.values()
+                    if index.dirty or index.nelements != nrows or index.foreign])
             for index in list(self.indexes.values()):
                 if not auto:
                     if index.nelements != nrows and not index.dirty:
