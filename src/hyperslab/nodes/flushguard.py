@@ -45,9 +45,16 @@ The rules, per :class:`~hyperslab.nodes.file.File` (one :class:`FlushGuard` each
    rebuilds it), so after a crash no index answers from a half-written state.
 
 What no rule here can prevent: a kill *during* a flush leaves that flush partly written.
-Rows appended since the previous flush may read as zeros or fail (the marks tell), and
-rows flushed before may fail to read where HDF5 wrote a chunk index node ahead of the
-superblock ("addr overflow"; ``h5clear --increment`` repairs it).
+Rows appended since the previous flush may read as zeros or fail (the marks tell); rows
+flushed before may fail to read where HDF5 wrote a chunk index node ahead of the
+superblock ("addr overflow"; ``h5clear --increment`` repairs it); and the flushed rows of
+a leaf's last partly filled chunk may read another chunk's values when HDF5, flushing
+that leaf, rewrote the chunk and wrote the leaf's next chunk where it was (rule 2 orders
+datasets, not the chunks of one).  Measured with the final rules, SIGKILL at every third
+write system call of the writer above: kills between flushes left every flushed row
+exact in hyperslab, PyTables and h5py; kills inside flushes left flushed rows failing to
+read at 54 to 68 of 100 points (by library) and reading other values at 2 (zlib leaves);
+the same writer before these rules read other values at 9 of 58 points inside flushes.
 """
 
 from __future__ import annotations
