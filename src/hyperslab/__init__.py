@@ -38,6 +38,7 @@ from hyperslab.errors import (
     PerformanceWarning,
     UnclosedFileWarning,
     UndoRedoError,
+    UnflushedRowsWarning,
 )
 from hyperslab.nodes.array import Array, CArray, EArray, UnImplemented
 from hyperslab.nodes.atom import (
@@ -118,7 +119,8 @@ __all__ = [
     "NotChunkedError", "OldIndexWarning", "PerformanceWarning", "RootGroup", "SoftLink",
     "StringAtom",
     "Time32Atom", "Time64Atom", "UInt8Atom", "UInt16Atom", "UInt32Atom", "UInt64Atom",
-    "UIntAtom", "UnImplemented", "UnclosedFileWarning", "UndoRedoError", "Unknown",
+    "UIntAtom", "UnImplemented", "UnclosedFileWarning", "UndoRedoError",
+    "UnflushedRowsWarning", "Unknown",
     "__version__", "open_file", "parameters",
 ]
 

@@ -102,6 +102,23 @@ class UnclosedFileWarning(Warning):
     """A file was left open when the interpreter exited."""
 
 
+class UnflushedRowsWarning(Warning):
+    """A leaf has rows past the last flush that completed before its program stopped.
+
+    hyperslab marks every Table and EArray it appends to with the number of rows the last
+    completed flush made durable (the attribute ``HS_FLUSHED_ROWS``, removed again when
+    the file is closed).  When a leaf that still carries the mark is opened and has more
+    rows than the mark says, its writer was killed (or crashed) after appending them and
+    before a flush completed: HDF5 may have written the grown extent without the chunks,
+    so those rows may read as the fill value (zeros) instead of the appended data, or
+    fail to read.  The warning names the leaf and the rows; ``leaf.truncate(n)`` with
+    ``n`` the number of flushed rows drops them (and the mark), and reading them is
+    allowed: they are not hidden, because PyTables and h5py show them too.  Rows before
+    the mark are the flushed ones; see "After a crash" in the README for what a kill
+    during a flush can do to them.
+    """
+
+
 class OldIndexWarning(Warning):
     """Indexes in a layout that is no longer read (PyTables 1.x's, or hyperslab's own
     before it wrote PyTables' layout) were found and are ignored."""
@@ -129,4 +146,5 @@ __all__ = [
     "PerformanceWarning",
     "UnclosedFileWarning",
     "UndoRedoError",
+    "UnflushedRowsWarning",
 ]

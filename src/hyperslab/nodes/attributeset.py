@@ -17,17 +17,18 @@ SYS_ATTRS = frozenset(
     {
         "CLASS", "VERSION", "TITLE", "NROWS", "EXTDIM", "ENCODING", "PYTABLES_FORMAT_VERSION",
         "FLAVOR", "FILTERS", "AUTO_INDEX", "DIRTY", "NODE_TYPE", "NODE_TYPE_VERSION",
-        "PSEUDOATOM",
+        "PSEUDOATOM", "HS_FLUSHED_ROWS",
     }
 )
-"""PyTables' system attribute names (plus every name starting with ``FIELD_``)."""
+"""PyTables' system attribute names (plus every name starting with ``FIELD_``), and
+hyperslab's flush mark (:data:`hyperslab.nodes.flushguard.MARK`)."""
 
 READ_ONLY_ATTRS = frozenset({"CLASS", "VERSION", "EXTDIM", "NROWS", "PYTABLES_FORMAT_VERSION"})
 """System attributes users may not set or delete through ``attrs``."""
 
 NOT_COPIED_ATTRS = frozenset(
     {"CLASS", "VERSION", "TITLE", "NROWS", "EXTDIM", "PYTABLES_FORMAT_VERSION", "FILTERS",
-     "ENCODING"}
+     "ENCODING", "HS_FLUSHED_ROWS"}
 )
 """System attributes that describe a node's own layout and are not copied to another node."""
 

@@ -25,6 +25,7 @@ from hyperslab.nodes import create, openfiles
 from hyperslab.nodes.array import Array, CArray, EArray
 from hyperslab.nodes.atom import Atom
 from hyperslab.nodes.compat import FileAttrsCompat
+from hyperslab.nodes.flushguard import FlushGuard
 from hyperslab.nodes.group import Group, RootGroup
 from hyperslab.nodes.leaf import Leaf
 from hyperslab.nodes.link import ExternalLink, SoftLink, Unknown
@@ -149,6 +150,7 @@ class File(FileAttrsCompat):
         self._loading = threading.RLock()  # one node object per path, whatever the thread
         # Leaves holding rows not yet in the file (kept alive until flushed).
         self._unflushed: set[Any] = set()
+        self._guard = FlushGuard(self)  # what a kill leaves behind (flushguard.py)
         try:
             root_id = h5file.root_group(self._h5, self.root_uep)
         except KeyError:
@@ -166,6 +168,7 @@ class File(FileAttrsCompat):
         self.root = RootGroup(self, "/", root_id)
         if mode == "w" or (mode == "a" and not existed):
             self._init_root(title, filters)
+            self._guard.flush()  # a valid empty file, whenever the program is killed
 
     def _init_root(self, title: str, filters: Filters | None) -> None:
         h5id = self.root._g_h5id
@@ -512,6 +515,7 @@ class File(FileAttrsCompat):
         class_value = np.str_(cls._c_classid) if self._options.pytables_sys_attrs else None
         node = cls(self, join_path(parent._v_pathname, name), dataset.dsid, class_value)
         self._cache.add(node)
+        self._guard.created(node)
         return node
 
     def create_array(
@@ -829,17 +833,18 @@ class File(FileAttrsCompat):
 
     # ------------------------------------------------------------------ closing
     def flush(self) -> None:
-        """Write every buffer to the file."""
+        """Write every buffer to the file (in the order :mod:`~hyperslab.nodes.flushguard`
+        describes, so that a program killed later finds every flushed row)."""
         self._check_open()
         if self.mode != "r":
             self._flush_leaves()
-            self._h5.flush()
+            self._guard.flush()
 
     def _flush_leaves(self) -> None:
-        """Write the rows that leaves still buffer (table appends)."""
+        """Write the rows that leaves still buffer (table appends) to HDF5."""
         for leaf in list(self._unflushed):
             if leaf._v__isopen:
-                leaf.flush()
+                leaf._flush_rows()
         self._unflushed.clear()
 
     def close(self) -> None:
@@ -848,6 +853,7 @@ class File(FileAttrsCompat):
             return
         if self.mode != "r":
             self._flush_leaves()
+            self._guard.close()
         for node in self._cache.live_nodes():
             node._v__isopen = False  # type: ignore[attr-defined]
         self._cache.clear()

@@ -106,6 +106,9 @@ class ColumnIndex:
     def _load(self) -> None:
         """(Re)read the state and open the arrays."""
         state, arrays = read_state(self._gid, self._v_pathname, self._table_chunkrows())
+        kept = self._table._v_file._guard.kept_dirty(self._gid)
+        if kept is not None:  # shown dirty in the file only while this session changes it
+            state = state._replace(dirty=kept)
         self._state = state
         self._arrays = arrays
         self._ranges_: AnyArray | None = None
@@ -195,7 +198,11 @@ class ColumnIndex:
     @dirty.setter
     def dirty(self, value: bool) -> None:
         self._table._g_check_writable()
-        raw.write_int_attribute(self._gid, "DIRTY", int(bool(value)), "int32")
+        file = self._table._v_file
+        # While this session changes the index, the file shows it dirty until it is closed
+        # (flushguard.py, rule 4): the real value is written then.
+        if not file._guard.set_kept_dirty(self._gid, bool(value)):
+            raw.write_int_attribute(self._gid, "DIRTY", int(bool(value)), "int32")
         self._state = self._state._replace(dirty=bool(value))
 
     @property

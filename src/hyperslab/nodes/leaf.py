@@ -111,8 +111,10 @@ class Leaf(DirectChunking, LeafCompat, PlainNode):
     @property
     def _dataset(self) -> Dataset:
         if self._dataset_ is None or not self._v__isopen:
-            self._dataset_ = Dataset(self._g_h5id, self._v_file._file_access)
+            dataset = self._dataset_ = Dataset(self._g_h5id, self._v_file._file_access)
             self._engine_ = None
+            self._v_file._guard.attach(self, dataset)
+            return dataset
         return self._dataset_
 
     @property
@@ -399,9 +401,11 @@ class Leaf(DirectChunking, LeafCompat, PlainNode):
             self._dataset.resize(tuple(shape))
 
     def flush(self) -> None:
-        """Flush the leaf's buffers to the file."""
+        """Flush HDF5's buffers to the file (the whole file's, as PyTables does: one
+        dataset alone would reach the file ahead of the end of allocation that the file
+        records; see :mod:`hyperslab.nodes.flushguard`)."""
         if self._v_file.mode != "r":
-            self._dataset.flush()
+            self._v_file._guard.flush()
 
     # ------------------------------------------------------------------ reprs
     def _g_class_label(self) -> str:

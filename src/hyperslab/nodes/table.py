@@ -472,7 +472,7 @@ class Table(IndexedTable, Leaf):
         """Write buffered rows and HDF5's buffers to the file."""
         if self._v__isopen and self._v_file.mode != "r":
             self._flush_rows()
-            self._dataset.flush()
+            self._v_file._guard.flush()  # HDF5's buffers: the whole file's (Leaf.flush)
 
     # ------------------------------------------------------------------ reading
     def _ready(self) -> RecordIO:

@@ -152,6 +152,7 @@ class TableIndexes:
         with table._exclusive():
             index = build_index(table, colpath, **options)
             self.indexes[colpath] = index
+            table._v_file._guard.protect([index])  # dirty in the file until closed
         return index.nelements
 
     def rebuild(self, index: ColumnIndex) -> ColumnIndex:
@@ -161,6 +162,7 @@ class TableIndexes:
             rebuilt = build_index(self.table, index.colpath, kind=index.kind,
                                   optlevel=index.optlevel, filters=index.filters)
             self.indexes[index.colpath] = rebuilt
+            self.table._v_file._guard.protect([rebuilt])  # dirty in the file until closed
         return rebuilt
 
     def reindex(self, colpath: str | None = None, *, dirty_only: bool = False) -> None:
@@ -221,6 +223,10 @@ class TableIndexes:
             auto = self.autoindex
             io = table._io
             nrows = io.nrows
+            if auto:  # dirty in the file while they change (flushguard.py, rule 4)
+                table._v_file._guard.protect([
+                    index for index in self.indexes.values()
+                    if index.dirty or index.nelements != nrows or index.foreign])
             for index in list(self.indexes.values()):
                 if not auto:
                     if index.nelements != nrows and not index.dirty:

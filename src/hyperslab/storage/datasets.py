@@ -11,7 +11,7 @@ from __future__ import annotations
 import itertools
 import math
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any, NamedTuple
 
 import h5py
@@ -221,6 +221,8 @@ class Dataset:
         "_raw",
         "_read_only",
         "_shape",
+        "before_lookup",
+        "before_resize",
         "dsid",
     )
 
@@ -228,6 +230,12 @@ class Dataset:
         self.dsid = dsid
         self._access = access
         self._dset = h5py.Dataset(dsid)
+        self.before_resize: Callable[[Shape], None] | None = None
+        """Called with the new shape before every change of the extent (``resize``,
+        ``append_rows``): the node layer keeps its flush markers with it."""
+        self.before_lookup: Callable[[], None] | None = None
+        """Given to :attr:`RawChunks.before_lookup` (set it before the first raw-chunk
+        call)."""
         self._fill_row: AnyArray | object | None = _UNSET
         self._itemsize_matches: bool | None = None
         self._layout: compound.CompoundLayout | None = None
@@ -802,6 +810,8 @@ class Dataset:
                 f"shape {getattr(data, 'shape', None)}"
             )
         count = len(data)
+        if self.before_resize is not None:
+            self.before_resize((start + count,))
         dsid, raw = self.dsid, self._raw
         try:
             dsid.set_extent((start + count,))
@@ -829,6 +839,8 @@ class Dataset:
 
     def resize(self, shape: Shape) -> None:
         """Change the current shape (within ``maxshape``)."""
+        if self.before_resize is not None:
+            self.before_resize(tuple(shape))
         raw = self._raw
         try:
             self._dset.resize(tuple(shape))
@@ -866,8 +878,10 @@ class Dataset:
             with _RAW_CHUNKS_LOCK:  # threads reading at once must share one index
                 raw = self._raw
                 if raw is None:
-                    raw = self._raw = RawChunks(self.dsid, chunks, self._creation_plist(),
-                                                self._access, self.shape)
+                    raw = RawChunks(self.dsid, chunks, self._creation_plist(),
+                                    self._access, self.shape)
+                    raw.before_lookup = self.before_lookup
+                    self._raw = raw
         return raw
 
     @property

@@ -147,3 +147,68 @@ def root_group(h5: h5py.File, root_uep: str) -> h5py.h5g.GroupID:
     if not isinstance(gid, h5py.h5g.GroupID):
         raise KeyError(root_uep)
     return gid
+
+
+# ---------------------------------------------------------------------- flush order
+# HDF5 writes a file in place, without a journal: a flush writes each changed piece of
+# metadata where it lives, the superblock (with the end of allocation) last, and between
+# flushes the metadata cache writes whatever it evicts.  A program killed at any moment
+# leaves whatever pieces were written.  The two functions below are what hyperslab does
+# about it (see :mod:`hyperslab.nodes.flushguard` for the rules and what they buy).
+
+
+def hold_metadata(h5: h5py.File) -> Any:
+    """Keep every change of HDF5 metadata in memory until the next flush.
+
+    The metadata cache stops evicting (it grows past its size if it must), so a dataset's
+    new extent or chunk index never reaches the file ahead of the chunks it describes.
+    Returns the cache configuration to give back to :func:`release_metadata`.
+
+    Raises
+    ------
+    HDF5ExtError
+        If HDF5 refuses the configuration.
+    """
+    fid = h5.id
+    try:
+        saved = fid.get_mdc_config()
+        config = fid.get_mdc_config()
+        config.incr_mode = 0  # H5C_incr__off: required with evictions disabled
+        config.flash_incr_mode = 0
+        config.decr_mode = 0
+        config.evictions_enabled = False
+        fid.set_mdc_config(config)
+    except (OSError, RuntimeError, ValueError) as exc:
+        raise HDF5ExtError(f"cannot hold the metadata of {h5.filename!r}: {exc}") from exc
+    return saved
+
+
+def release_metadata(h5: h5py.File, saved: Any) -> None:
+    """Let the metadata cache evict again, with the configuration ``saved`` by
+    :func:`hold_metadata`."""
+    try:
+        h5.id.set_mdc_config(saved)
+    except (OSError, RuntimeError, ValueError) as exc:
+        raise HDF5ExtError(f"cannot release the metadata of {h5.filename!r}: {exc}") from exc
+
+
+def flush_in_order(h5: h5py.File) -> None:
+    """Flush the file one dataset at a time, then the rest (``H5Fflush``).
+
+    Flushing a dataset writes its cached chunks (HDF5 may then reuse the space a chunk
+    it rewrites used to hold) and its metadata before any other dataset's chunk is
+    written: the space of a chunk stored before is never given to another dataset's
+    chunk while the file on disk still points at it.
+
+    Raises
+    ------
+    HDF5ExtError
+        If HDF5 fails to write (the message names the file).
+    """
+    fid = h5.id
+    try:
+        for dsid in h5f.get_obj_ids(fid, h5f.OBJ_DATASET | h5f.OBJ_LOCAL):
+            dsid.flush()
+        h5f.flush(fid)
+    except (OSError, RuntimeError, ValueError) as exc:
+        raise HDF5ExtError(f"cannot flush {h5.filename!r}: {exc}") from exc

@@ -28,9 +28,15 @@ the cost of the better choice).  Reads of raw bytes never need the address on wr
 ``max(OVERLAY_MIN, nwritten // 4)``, keys whose chunks cannot be worked out, failed writes
 and any resize of a dataset allocated early (HDF5 then allocates chunks itself) drop the
 base: it is rebuilt at the next look-up.  After writes through the pipeline, whose chunks
-may still sit in HDF5's chunk cache, the dataset is flushed before HDF5 is next asked about
-chunks (HDF5 2.0's ``chunk_iter``, ``get_chunk_info_by_coord`` and ``read_direct_chunk``
-flush it themselves, as verified here; the flush is a cheap guarantee for other versions).
+may still sit in HDF5's chunk cache, HDF5 must write them before it is next asked about
+chunks: HDF5 2.0's ``chunk_iter``, ``get_chunk_info_by_coord`` and ``read_direct_chunk``
+do it themselves (as verified here); with older versions the dataset is flushed first
+(``H5Dflush``).  Either way, chunks rewritten since the last flush reach the file then,
+and the space they held may be given to other chunks before the next flush: the owner of
+a dataset may set :attr:`RawChunks.before_lookup` to flush the whole file first, in
+order (:mod:`hyperslab.nodes.flushguard` does, for leaves), and ``H5Dflush`` is avoided
+where it can be because it writes one dataset's metadata alone: its new extent would
+reach the file ahead of the chunks appended after it.
 
 Read-only files cannot change, so their look-ups skip all of this.  Their chunks are
 read with ``os.pread`` only within the end of allocation the superblock records
@@ -56,6 +62,7 @@ import threading
 from collections.abc import Callable, Sequence
 from typing import Any, NamedTuple
 
+import h5py
 import numpy as np
 from h5py import h5d, h5f, h5fd, h5i
 
@@ -77,6 +84,10 @@ from hyperslab.storage.chunkindex import (
     touched_chunks,
 )
 from hyperslab.storage.superblock import AllocationEnd
+
+_FLUSH_BEFORE_LOOKUPS = h5py.version.hdf5_version_tuple < (2, 0, 0)
+"""Whether HDF5 needs an explicit flush before chunk look-ups and raw reads see the chunks
+written through its pipeline (versions before 2.0; see the module docstring)."""
 
 RESOLVE_BUDGET = 16
 """Single-chunk HDF5 look-ups allowed between two full index builds (see the module)."""
@@ -246,6 +257,7 @@ class RawChunks:
         "_shape",
         "_walked",
         "_writable",
+        "before_lookup",
         "is_written",
         "location",
         "read",
@@ -283,6 +295,9 @@ class RawChunks:
         self._walked = 0  # chunk index entries those look-ups made HDF5 walk
         self._looked_up: dict[tuple[int, ...], ChunkLocation] = {}  # their answers
         self._lock = threading.RLock()
+        self.before_lookup: Callable[[], None] | None = None
+        """Called (instead of flushing the dataset) before HDF5 is asked about chunks
+        written through its pipeline: see the module docstring."""
         self._pending_flush = True  # the pipeline may have written before we existed
         if access is None:
             access = file_access(h5i.get_file_id(dsid))
@@ -508,14 +523,21 @@ class RawChunks:
 
     # ------------------------------------------------------------------ the base index
     def _flush(self) -> None:
-        """Push chunks written through the pipeline out of HDF5's chunk cache."""
+        """Push chunks written through the pipeline out of HDF5's chunk cache (HDF5 2.0
+        does it in the calls that need it: see the module docstring)."""
         if self._pending_flush:
             self._pending_flush = False
             try:
-                self._dsid.flush()
+                if self.before_lookup is not None:
+                    self.before_lookup()
+                if _FLUSH_BEFORE_LOOKUPS:
+                    self._dsid.flush()
             except (OSError, RuntimeError, ValueError) as exc:
                 self._pending_flush = True
                 raise HDF5ExtError(f"cannot flush dataset {self._name()!r}: {exc}") from exc
+            except BaseException:
+                self._pending_flush = True
+                raise
 
     def _build(self) -> ChunkIndex:
         """(Re)build the base with one ``chunk_iter`` pass; forget the bookkeeping."""
