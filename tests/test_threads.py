@@ -390,3 +390,36 @@ def test_sorted_reads_during_appends_are_sorted_or_refused(tmp_path: Path) -> No
                 if number == 10:
                     table.append(rows(table.nrows, 2000))
                     table.flush()  # the index takes the new rows in: the order changes
+
+
+def test_flushes_while_threads_append_to_other_leaves(tmp_path: Path) -> None:
+    """File.flush from one thread while others append to their own leaves (each leaf's
+    flush mark is updated only while no append to it is under way): no deadlock, every
+    row there, no mark left after the close."""
+    path = tmp_path / "f.h5"
+    with hyperslab.open_file(path, "w") as f:
+        table = f.create_table("/", "t", Row, filters=hyperslab.Filters(5, "blosc2"),
+                               chunkshape=(512,))
+        earray = f.create_earray("/", "e", hyperslab.Int64Atom(), (0,),
+                                 filters=hyperslab.Filters(5, "zlib"), chunkshape=(400,))
+
+        def to_table() -> None:
+            for number in range(40):
+                table.append(rows(number * PER_APPEND, PER_APPEND))
+
+        def to_earray(done: threading.Event) -> None:
+            first = 0
+            while not done.is_set() or first < 40 * PER_APPEND:
+                earray.append(np.arange(first, first + PER_APPEND))
+                first += PER_APPEND
+
+        def flusher(done: threading.Event) -> None:
+            while not done.is_set():
+                f.flush()
+
+        assert run_threads(to_table, [to_earray, flusher]) == []
+        total_e = earray.nrows
+    with h5py.File(path) as h5:
+        assert np.array_equal(h5["t"]["id"], np.arange(40 * PER_APPEND))
+        assert np.array_equal(h5["e"][:], np.arange(total_e))
+        assert "HS_FLUSHED_ROWS" not in h5["t"].attrs and "HS_FLUSHED_ROWS" not in h5["e"].attrs

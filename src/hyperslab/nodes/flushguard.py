@@ -59,6 +59,7 @@ the same writer before these rules read other values at 9 of 58 points inside fl
 
 from __future__ import annotations
 
+import threading
 import warnings
 from typing import TYPE_CHECKING, Any
 
@@ -82,11 +83,12 @@ rows the last completed flush made durable (see the module docstring)."""
 class _Mark:
     """The flush mark of one dataset (whatever leaf objects show it)."""
 
-    __slots__ = ("dataset", "leftover", "maindim", "written")
+    __slots__ = ("dataset", "leftover", "lock", "maindim", "written")
 
-    def __init__(self, dataset: Dataset, maindim: int, written: int,
+    def __init__(self, leaf: Leaf, dataset: Dataset, maindim: int, written: int,
                  leftover: int | None) -> None:
         self.dataset = dataset
+        self.lock = leaf._rwlock  # held exclusive while the mark is updated
         self.maindim = maindim
         self.written = written  # the value in the file (or about to be flushed there)
         self.leftover = leftover  # a mark found on opening, kept until truncated below
@@ -108,6 +110,7 @@ class FlushGuard:
         # kept dirty in the file while this session changes them (rule 4).
         self._kept: dict[int, tuple[Any, bool]] = {}
         self._warned: set[int] = set()  # addresses of leaves warned about
+        self._lock = threading.RLock()  # threads that change leaves share the marks
 
     # ------------------------------------------------------------------ leaves
     def attach(self, leaf: Leaf, dataset: Dataset) -> None:
@@ -132,78 +135,84 @@ class FlushGuard:
     def _found(self, leaf: Leaf, dataset: Dataset) -> None:
         """A mark found on opening: warn about the rows past it, if any; else a writable
         file removes it when closed (it was left by a writer killed between flushes)."""
-        address = tree.object_address(dataset.dsid)
-        if address in self._warned or address in self._marks:
-            return
-        try:
-            marked = raw.read_int_attribute(dataset.dsid, MARK)
-        except (KeyError, TypeError):
-            return
-        maindim = leaf.maindim
-        rows = int(dataset.shape[maindim])
-        if rows <= marked:
-            if self._file.mode != "r":
-                self._marks[address] = _Mark(dataset, maindim, marked, None)
-        else:
-            self._warned.add(address)
-            path = leaf._v_pathname
-            warnings.warn(UnflushedRowsWarning(
-                f"{path} has {rows} rows, but only {marked} were flushed before its writer "
-                f"stopped without closing the file: rows {marked} to {rows - 1} may hold "
-                f"the fill value instead of the appended data, or fail to read; "
-                f"truncate({marked}) drops them"), stacklevel=5)
+        with self._lock:
+            address = tree.object_address(dataset.dsid)
+            if address in self._warned or address in self._marks:
+                return
+            try:
+                marked = raw.read_int_attribute(dataset.dsid, MARK)
+            except (KeyError, TypeError):
+                return
+            maindim = leaf.maindim
+            rows = int(dataset.shape[maindim])
+            if rows <= marked:
+                if self._file.mode != "r":
+                    self._marks[address] = _Mark(leaf, dataset, maindim, marked, None)
+            else:
+                self._warned.add(address)
+                path = leaf._v_pathname
+                warnings.warn(UnflushedRowsWarning(
+                    f"{path} has {rows} rows, but only {marked} were flushed before its writer "
+                    f"stopped without closing the file: rows {marked} to {rows - 1} may hold "
+                    f"the fill value instead of the appended data, or fail to read; "
+                    f"truncate({marked}) drops them"), stacklevel=5)
 
     def created(self, leaf: Leaf) -> None:
         """Mark a Table or EArray created in this session (its object header gets the
         mark now: adding it later may need an object header continuation, which a kill
         during that flush can leave unreadable)."""
-        self.changing()  # the new node reaches the file whole, at the next flush
-        dataset = leaf._dataset
-        if is_hidden_path(leaf._v_pathname) or leaf.extdim < 0:
-            return
-        maindim = leaf.maindim
-        rows = int(dataset.shape[maindim])
-        raw.write_int_attribute(dataset.dsid, MARK, rows, "int64")
-        self._marks[tree.object_address(dataset.dsid)] = _Mark(dataset, maindim, rows, None)
+        with self._lock:
+            self.changing()  # the new node reaches the file whole, at the next flush
+            dataset = leaf._dataset
+            if is_hidden_path(leaf._v_pathname) or leaf.extdim < 0:
+                return
+            maindim = leaf.maindim
+            rows = int(dataset.shape[maindim])
+            raw.write_int_attribute(dataset.dsid, MARK, rows, "int64")
+            address = tree.object_address(dataset.dsid)
+            self._marks[address] = _Mark(leaf, dataset, maindim, rows, None)
 
     def mark(self, leaf: Leaf, dataset: Dataset) -> _Mark:
         """The mark of ``leaf``'s dataset; at its first change in this session it is
         written, the leaf's indexes are kept dirty, and both are flushed (rules 3, 4)."""
-        self.changing()
-        address = tree.object_address(dataset.dsid)
-        mark = self._marks.get(address)
-        if mark is None:
-            maindim = leaf.maindim
-            rows = int(dataset.shape[maindim])
-            try:
-                found: int | None = raw.read_int_attribute(dataset.dsid, MARK)
-            except (KeyError, TypeError):
-                found = None
-            if found is not None and found < rows:  # left by a writer that was killed
-                mark = _Mark(dataset, maindim, found, found)
-            else:
-                raw.write_int_attribute(dataset.dsid, MARK, rows, "int64")
-                mark = _Mark(dataset, maindim, rows, None)
-            self._marks[address] = mark
-            indexing = getattr(leaf, "_indexing", None)  # a Table's indexes
-            indexes = list(indexing.indexes.values()) if indexing is not None else []
-            self._keep_dirty(indexes)
-            self._commit()
-        return mark
+        with self._lock:
+            self.changing()
+            address = tree.object_address(dataset.dsid)
+            mark = self._marks.get(address)
+            if mark is None:
+                maindim = leaf.maindim
+                rows = int(dataset.shape[maindim])
+                try:
+                    found: int | None = raw.read_int_attribute(dataset.dsid, MARK)
+                except (KeyError, TypeError):
+                    found = None
+                if found is not None and found < rows:  # left by a writer that was killed
+                    mark = _Mark(leaf, dataset, maindim, found, found)
+                else:
+                    raw.write_int_attribute(dataset.dsid, MARK, rows, "int64")
+                    mark = _Mark(leaf, dataset, maindim, rows, None)
+                self._marks[address] = mark
+                indexing = getattr(leaf, "_indexing", None)  # a Table's indexes
+                indexes = list(indexing.indexes.values()) if indexing is not None else []
+                self._keep_dirty(indexes)
+                self._commit()
+            return mark
 
     def changing(self) -> None:
         """Called before an extent changes or a leaf is created: hold the metadata until
         the next flush."""
-        if self._held is None:
-            self._held = h5file.hold_metadata(self._file._h5)
+        with self._lock:
+            if self._held is None:
+                self._held = h5file.hold_metadata(self._file._h5)
 
     # ------------------------------------------------------------------ indexes
     def protect(self, indexes: list[ColumnIndex]) -> None:
         """Keep ``indexes`` dirty in the file until it is closed, before they change;
         flushed at once for those not kept yet (rule 4)."""
-        if self._keep_dirty(indexes):
-            self.changing()
-            self._commit()
+        with self._lock:
+            if self._keep_dirty(indexes):
+                self.changing()
+                self._commit()
 
     def _keep_dirty(self, indexes: list[ColumnIndex]) -> bool:
         """Write ``DIRTY`` in the indexes not kept dirty yet; whether there were any."""
@@ -227,13 +236,14 @@ class FlushGuard:
     def set_kept_dirty(self, gid: Any, value: bool) -> bool:
         """Record ``value`` as the real ``DIRTY`` of ``gid`` if it is kept dirty in the file
         (then nothing is written now); whether it is."""
-        if not self._kept:
-            return False
-        address = tree.object_address(gid)
-        if address not in self._kept:
-            return False
-        self._kept[address] = (gid, value)
-        return True
+        with self._lock:
+            if not self._kept:
+                return False
+            address = tree.object_address(gid)
+            if address not in self._kept:
+                return False
+            self._kept[address] = (gid, value)
+            return True
 
     # ------------------------------------------------------------------ flushing
     def _commit(self, marks: bool = True) -> None:
@@ -241,44 +251,61 @@ class FlushGuard:
         durable (rules 2 and 3).  Only flushes that no append is in the middle of update
         the marks (the user's flushes, a leaf's first change, an index's protection)."""
         h5 = self._file._h5
-        h5file.flush_in_order(h5)
-        if not marks:
-            return
-        changed = False
-        for mark in self._marks.values():
-            value = mark.leftover if mark.leftover is not None else mark.rows
-            if value != mark.written:
-                raw.write_int_attribute(mark.dataset.dsid, MARK, value, "int64")
-                mark.written = value
-                changed = True
-        if changed:
-            h5file.flush_in_order(h5)
+        with self._lock:
+            if not marks:
+                h5file.flush_in_order(h5)
+                return
+            # A mark is updated only while its leaf's lock is held, from the flush that
+            # ends before it is released: no other thread can be amid an append to it.  A
+            # leaf that another thread is changing or reading right now keeps its mark
+            # (lower than its durable rows at worst: a warning too many after a kill,
+            # never one too few).  Never waiting here keeps threads that hold a leaf's
+            # lock and then flush (a leaf's first change) free of deadlocks.
+            held = [mark for mark in list(self._marks.values())
+                    if mark.lock is None or mark.lock.try_exclusive()]
+            try:
+                h5file.flush_in_order(h5)
+                changed = False
+                for mark in held:
+                    value = mark.leftover if mark.leftover is not None else mark.rows
+                    if value != mark.written:
+                        raw.write_int_attribute(mark.dataset.dsid, MARK, value, "int64")
+                        mark.written = value
+                        changed = True
+                if changed:
+                    h5file.flush_in_order(h5)
+            finally:
+                for mark in held:
+                    if mark.lock is not None:
+                        mark.lock.release_exclusive()
 
     def flush(self) -> None:
         """What ``File.flush`` does once the leaves' buffers are written: flush in order,
         update the marks, and let the metadata cache evict again (rules 1 to 3)."""
-        self._commit()
-        if self._held is not None:
-            held, self._held = self._held, None
-            h5file.release_metadata(self._file._h5, held)
+        with self._lock:
+            self._commit()
+            if self._held is not None:
+                held, self._held = self._held, None
+                h5file.release_metadata(self._file._h5, held)
 
     def close(self) -> None:
         """Flush; then remove the marks (but those of rows a killed writer left) and give
         the kept indexes their real ``DIRTY`` (the file's close writes both)."""
-        self.flush()
-        for mark in self._marks.values():
-            if mark.leftover is None:
+        with self._lock:
+            self.flush()
+            for mark in self._marks.values():
+                if mark.leftover is None:
+                    try:
+                        raw.delete_attribute(mark.dataset.dsid, MARK)
+                    except KeyError:
+                        pass  # deleted through ``attrs``
+            for gid, dirty in self._kept.values():
                 try:
-                    raw.delete_attribute(mark.dataset.dsid, MARK)
-                except KeyError:
-                    pass  # deleted through ``attrs``
-        for gid, dirty in self._kept.values():
-            try:
-                raw.write_int_attribute(gid, "DIRTY", int(dirty), "int32")
-            except HDF5ExtError:
-                continue  # removed (a rebuild replaced it)
-        self._marks.clear()
-        self._kept.clear()
+                    raw.write_int_attribute(gid, "DIRTY", int(dirty), "int32")
+                except HDF5ExtError:
+                    continue  # removed (a rebuild replaced it)
+            self._marks.clear()
+            self._kept.clear()
 
 
 class _ResizeHook:

@@ -127,6 +127,20 @@ class ReadWriteLock:
             self._writer = me
             self._writer_depth = 1
 
+    def try_exclusive(self) -> bool:
+        """Hold the lock exclusive if that needs no wait (the calling thread holds it
+        exclusive already, or nobody holds or waits for it); whether it does."""
+        me = get_ident()
+        with self._mutex:
+            if self._writer == me:
+                self._writer_depth += 1
+                return True
+            if self._writer is not None or self._readers or self._writers_waiting:
+                return False
+            self._writer = me
+            self._writer_depth = 1
+            return True
+
     def release_exclusive(self) -> None:
         """Give back one exclusive hold of the calling thread."""
         with self._mutex:
