@@ -762,3 +762,50 @@ def test_remembered_bindings_do_not_keep_closed_tables_alive(tmp_path: Path) -> 
         del t
     gc.collect()
     assert gone() is None
+
+
+@pytest.mark.parametrize("condition", ["(a > 5) & (a < 900)", "a >= 0", "b != 0"])
+def test_queries_on_a_sparse_table_skip_unwritten_chunks_and_equal_a_scan(
+        tmp_path: Path, condition: str) -> None:
+    """A table grown past its written chunks (by h5py, or by a damaged extent): the
+    unwritten rows read as the fill value; a query evaluates it once and scans only the
+    written chunks when it does not match, everything when it does."""
+    import h5py
+
+    path = tmp_path / "sparse.h5"
+    data = np.zeros(1000, dtype=[("a", "<i8"), ("b", "<f8")])
+    data["a"], data["b"] = np.arange(1000), np.linspace(-1, 1, 1000)
+    with hyperslab.open_file(path, "w") as f:
+        f.create_table("/", "t", data, chunkshape=(100,),
+                       filters=hyperslab.Filters(5, "blosc2"))
+    with h5py.File(path, "a") as h5:
+        h5["t"].resize((100 * 1000,))  # 1000 chunks, 10 written
+        h5["t"][50_000:50_100] = data[:100]  # one more, far away
+        expected = np.flatnonzero(ne.evaluate(condition, {
+            "a": h5["t"]["a"], "b": h5["t"]["b"]}))
+    with hyperslab.open_file(path) as f:
+        table = f.root.t
+        np.testing.assert_array_equal(table.get_where_list(condition), expected)
+        assert [r.nrow for r in table.where(condition, start=3, stop=60_000, step=7)] == [
+            int(r) for r in expected if 3 <= r < 60_000 and (r - 3) % 7 == 0]
+
+
+def test_a_query_over_a_runaway_extent_reads_only_written_chunks(tmp_path: Path) -> None:
+    """2**40 rows over 10 written chunks (a flipped byte in the extent): the query answers
+    in the time the written chunks take, not the extent's."""
+    import time
+
+    import h5py
+
+    path = tmp_path / "runaway.h5"
+    data = np.zeros(1000, dtype=[("a", "<i8"), ("b", "<f8")])
+    data["a"] = np.arange(1000)
+    with hyperslab.open_file(path, "w") as f:
+        f.create_table("/", "t", data, chunkshape=(100,))
+    with h5py.File(path, "a") as h5:
+        h5["t"].resize((2**40,))
+    with hyperslab.open_file(path) as f:
+        began = time.perf_counter()
+        rows = f.root.t.get_where_list("(a > 5) & (b == 0)")
+        assert time.perf_counter() - began < 10
+    np.testing.assert_array_equal(rows, np.arange(6, 1000))

@@ -21,6 +21,7 @@ The table protocol used here: ``colinstances``, ``nrows``, ``dtype``, ``path``, 
 
 from __future__ import annotations
 
+import itertools
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Iterator, Mapping
@@ -148,8 +149,30 @@ def _scan(
             return None
         return collect(range(first, first + count * step, step), records, mask)
 
-    results = table._map_blocks(start, stop, step, work, serial_numexpr)
+    runs = _unfilled_runs(table, bound, start, stop)
+    if runs is None:
+        results = table._map_blocks(start, stop, step, work, serial_numexpr)
+    else:  # the rows outside the runs are the fill value, and it does not match
+        results = itertools.chain.from_iterable(
+            table._map_blocks(lo + (start - lo) % step, hi, step, work, serial_numexpr)
+            for lo, hi in runs)
     return (result for result in results if result is not None), len(range(start, stop, step))
+
+
+def _unfilled_runs(table: Any, bound: BoundCondition, start: int,
+                   stop: int) -> list[tuple[int, int]] | None:
+    """The runs of written rows to scan instead of ``start:stop``, when most of its chunks
+    were never written (their rows read as the fill value) and the fill value does not
+    fulfil the condition; None to scan it all."""
+    io = table._ready()
+    runs = io.stored_runs(start, stop)
+    if runs is None:
+        return None
+    gap = start if not runs or runs[0][0] > start else runs[0][1]
+    if gap >= stop:
+        return None
+    fill = io.read_span(gap, gap + 1)
+    return None if bool(bound.evaluate(fill)[0]) else runs
 
 
 def _collected(bound: BoundCondition, batches: Iterator[tuple[np.ndarray, np.ndarray]],

@@ -319,6 +319,31 @@ class RecordIO:
                 stack.enter_context(parallel_context())
             yield from in_order(self.engine.pool, task, spans, 2 * workers)
 
+    def stored_runs(self, start: int, stop: int) -> list[tuple[int, int]] | None:
+        """The runs of rows of ``start:stop`` that lie in chunks written to the file, when
+        those hold at most half of its chunks; None otherwise (or when the dataset has no
+        chunk index), for scans to read everything.
+
+        Every other row reads as the dataset's fill value: a scan may evaluate one of them
+        and skip the rest (a damaged extent of 2**40 rows over a few written chunks is then
+        scanned in the time its chunks take).
+        """
+        rows = self.chunkrows
+        first, last = start // rows, (stop - 1) // rows
+        if stop <= start or last - first < 64 or self.dataset.chunks is None:
+            return None
+        try:
+            with self.shared():
+                written = self.dataset.raw_chunks().index().coords[:, 0]
+        except (ValueError, OSError):  # not chunked after all, or no index to read
+            return None
+        chunks = written[(written >= first) & (written <= last)]
+        if 2 * len(chunks) > last - first + 1:
+            return None
+        breaks = np.flatnonzero(np.diff(chunks) != 1) + 1
+        return [(max(start, int(part[0]) * rows), min(stop, (int(part[-1]) + 1) * rows))
+                for part in np.split(chunks, breaks) if len(part)]
+
     def read_points(self, coords: AnyArray) -> AnyArray:
         """Rows at ``coords`` (int64, within the dataset, any order, repeats allowed)."""
         if len(coords) == 0:
