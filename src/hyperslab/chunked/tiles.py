@@ -10,8 +10,12 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from typing import Any
 
-from hyperslab._typing import Shape
+import numpy as np
+
+from hyperslab._typing import AnyArray, Shape
 from hyperslab.chunked.regions import Box
 
 TILE_BYTES = 8 << 20
@@ -86,4 +90,40 @@ def count_tiles(shape: Shape, tile: Sequence[int]) -> int:
     return math.prod(-(-n // t) for n, t in zip(shape, tile, strict=True))
 
 
-__all__ = ["TILE_BYTES", "count_tiles", "tile_shape", "tiles"]
+@dataclass(frozen=True)
+class Uniform:
+    """A tile every element of which is ``value``: a box of chunks never written, which
+    read as the dataset's fill value.  Streaming work takes it in closed form (a sum is
+    the value times the count), so a box of 2**40 such elements costs what one does.
+
+    Examples
+    --------
+    >>> tile = Uniform(np.float64(2.0), (3, 4))
+    >>> tile.size, tile.materialize().sum()
+    (12, np.float64(24.0))
+    """
+
+    value: np.generic
+    shape: Shape
+
+    @property
+    def dtype(self) -> np.dtype[Any]:
+        """The elements' dtype."""
+        return self.value.dtype
+
+    @property
+    def size(self) -> int:
+        """The number of elements."""
+        return math.prod(self.shape)
+
+    def materialize(self) -> AnyArray:
+        """The tile as a (read-only, broadcast) array."""
+        return np.broadcast_to(np.asarray(self.value), self.shape)
+
+    def shrunk(self, axes: Sequence[int]) -> AnyArray:
+        """An array of the value, of the tile's shape with ``axes`` of length 1."""
+        return np.full(tuple(1 if d in axes else n for d, n in enumerate(self.shape)),
+                       self.value, dtype=self.dtype)
+
+
+__all__ = ["TILE_BYTES", "Uniform", "count_tiles", "tile_shape", "tiles"]

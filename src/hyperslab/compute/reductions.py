@@ -19,7 +19,11 @@ which calls ``work(box, data)`` for every tile (``box`` per-dimension ``(start, 
 ``data`` the tile as a native array, valid during the call) and yields the results in C
 order of the tiles; ``along`` names the reduced axes, along which tiles should be long
 where the source has the choice (small partials, see
-:func:`hyperslab.chunked.tiles.tile_shape`).
+:func:`hyperslab.chunked.tiles.tile_shape`).  ``data`` may also be a
+:class:`~hyperslab.chunked.tiles.Uniform` tile (chunks never written, all the fill value),
+which is reduced in closed form: a sum is the value times the count, a mean the value, a
+variance nothing, an arg-reduction the tile's first position; so a damaged extent of 2**40
+rows over a few written chunks is reduced in the time those chunks take.
 """
 
 from __future__ import annotations
@@ -32,6 +36,7 @@ from typing import Any
 import numpy as np
 
 from hyperslab.chunked.allocation import check_result_size
+from hyperslab.chunked.tiles import Uniform
 
 __all__ = ["OPERATIONS", "reduce"]
 
@@ -181,8 +186,12 @@ def _fold(source: Any, op: str, axes: tuple[int, ...], kept_shape: tuple[int, ..
     # ``initial`` goes into the result once, not into every tile's partial.
     result = _start(op, ufunc, kept_shape, result_dtype, initial)
 
-    def work(box: tuple[tuple[int, int], ...], data: np.ndarray) -> np.ndarray:
+    def work(box: tuple[tuple[int, int], ...], data: Any) -> np.ndarray:
         tile_where = _where_tile(mask, box)
+        if isinstance(data, Uniform):
+            if tile_where is True:
+                return _uniform_fold(op, ufunc, data, axes, kwargs)
+            data = data.materialize()
         local = dict(kwargs)
         if tile_where is not True:
             local["where"] = tile_where
@@ -194,6 +203,22 @@ def _fold(source: Any, op: str, axes: tuple[int, ...], kept_shape: tuple[int, ..
         target = result[_kept(box, axes)]
         ufunc(target, partial.astype(result_dtype, copy=False), out=target, casting="unsafe")
     return _finish(result, axes, keepdims)
+
+
+def _uniform_fold(op: str, ufunc: np.ufunc, tile: Uniform, axes: tuple[int, ...],
+                  kwargs: dict[str, Any]) -> np.ndarray:
+    """A fold's partial of a uniform tile, in closed form: its value reduced once, then
+    added ``count`` times (a product: raised to ``count``; integers wrap as repeated
+    additions and products do)."""
+    partial = ufunc.reduce(tile.shrunk(axes), axis=axes, keepdims=True, **kwargs)
+    count = math.prod(tile.shape[d] for d in axes)
+    if op not in ("sum", "prod") or partial.dtype.kind == "b" or count == 1:
+        return partial
+    if op == "sum":
+        factor = np.asarray(count, dtype=np.uint64).astype(partial.dtype)
+        return np.multiply(partial, factor)
+    return np.power(partial, np.asarray(count, dtype=np.uint64).astype(
+        partial.dtype if partial.dtype.kind in "fc" else np.int64))
 
 
 def _neutral(op: str, dtype: np.dtype[Any]) -> Any:
@@ -251,27 +276,8 @@ def _moments(source: Any, op: str, axes: tuple[int, ...], kept_shape: tuple[int,
     mean = np.zeros(kept_shape, dtype=acc)
     m2 = np.zeros(kept_shape, dtype=real)
 
-    def work(box: tuple[tuple[int, int], ...], data: np.ndarray) -> tuple[Any, Any, Any]:
-        values = data.astype(acc, copy=False)
-        tile_where = _where_tile(mask, box)
-        if tile_where is True:
-            n = np.full([1 if d in axes else hi - lo for d, (lo, hi) in enumerate(box)],
-                        math.prod(box[d][1] - box[d][0] for d in axes), dtype=np.int64)
-            local_sum = np.add.reduce(values, axis=axes, keepdims=True, dtype=acc)
-            local_mean = local_sum / np.maximum(n, 1)
-            deviations = values - local_mean
-            local_m2 = np.add.reduce((deviations * deviations.conj()).real, axis=axes,
-                                     keepdims=True)
-        else:
-            n = np.add.reduce(np.broadcast_to(tile_where, values.shape), axis=axes,
-                              keepdims=True, dtype=np.int64)
-            local_sum = np.add.reduce(values, axis=axes, keepdims=True, dtype=acc,
-                                      where=tile_where)
-            local_mean = local_sum / np.maximum(n, 1)
-            deviations = values - local_mean
-            local_m2 = np.add.reduce((deviations * deviations.conj()).real, axis=axes,
-                                     keepdims=True, where=tile_where)
-        return n, local_mean.astype(acc, copy=False), local_m2
+    def work(box: tuple[tuple[int, int], ...], data: Any) -> tuple[Any, Any, Any]:
+        return _tile_moments(box, data, axes, mask, acc, real)
 
     for box, (n_b, mean_b, m2_b) in _with_boxes(source, work, axes):
         at = _kept(box, axes)
@@ -305,6 +311,40 @@ def _moments(source: Any, op: str, axes: tuple[int, ...], kept_shape: tuple[int,
     return _finish(np.asarray(result), axes, keepdims)
 
 
+def _tile_moments(box: tuple[tuple[int, int], ...], data: Any, axes: tuple[int, ...],
+                  mask: Any, acc: np.dtype[Any], real: np.dtype[Any]
+                  ) -> tuple[Any, Any, Any]:
+    """A tile's counts, means and sums of squared deviations along ``axes`` (kept
+    dimensions of length 1)."""
+    tile_where = _where_tile(mask, box)
+    if isinstance(data, Uniform):
+        if tile_where is True:  # n equal values: their mean, no deviation
+            local_mean = data.shrunk(axes).astype(acc)
+            n = np.full(local_mean.shape, math.prod(data.shape[d] for d in axes),
+                        dtype=np.int64)
+            return n, local_mean, np.zeros(local_mean.shape, dtype=real)
+        data = data.materialize()
+    values = data.astype(acc, copy=False)
+    if tile_where is True:
+        n = np.full([1 if d in axes else hi - lo for d, (lo, hi) in enumerate(box)],
+                    math.prod(box[d][1] - box[d][0] for d in axes), dtype=np.int64)
+        local_sum = np.add.reduce(values, axis=axes, keepdims=True, dtype=acc)
+        local_mean = local_sum / np.maximum(n, 1)
+        deviations = values - local_mean
+        local_m2 = np.add.reduce((deviations * deviations.conj()).real, axis=axes,
+                                 keepdims=True)
+    else:
+        n = np.add.reduce(np.broadcast_to(tile_where, values.shape), axis=axes,
+                          keepdims=True, dtype=np.int64)
+        local_sum = np.add.reduce(values, axis=axes, keepdims=True, dtype=acc,
+                                  where=tile_where)
+        local_mean = local_sum / np.maximum(n, 1)
+        deviations = values - local_mean
+        local_m2 = np.add.reduce((deviations * deviations.conj()).real, axis=axes,
+                                 keepdims=True, where=tile_where)
+    return n, local_mean.astype(acc, copy=False), local_m2
+
+
 def _arg_reduce(source: Any, op: str, axis: Any, shape: tuple[int, ...],
                 keepdims: bool) -> Any:
     """argmin/argmax: the first index of the best value (NaNs win, as in NumPy)."""
@@ -318,7 +358,10 @@ def _arg_reduce(source: Any, op: str, axis: Any, shape: tuple[int, ...],
         best_value: Any = None
         best_index = -1
 
-        def whole(box: tuple[tuple[int, int], ...], data: np.ndarray) -> tuple[Any, int]:
+        def whole(box: tuple[tuple[int, int], ...], data: Any) -> tuple[Any, int]:
+            if isinstance(data, Uniform):  # the first position holds the best value
+                return data.value, int(np.ravel_multi_index(tuple(lo for lo, _ in box),
+                                                            shape))
             local = int(pick(data))
             position = np.unravel_index(local, data.shape)
             index = int(np.ravel_multi_index(
@@ -339,7 +382,10 @@ def _arg_reduce(source: Any, op: str, axis: Any, shape: tuple[int, ...],
     values = np.empty(kept_shape, dtype=source.dtype)
     indices = np.full(kept_shape, -1, dtype=np.intp)
 
-    def along(box: tuple[tuple[int, int], ...], data: np.ndarray) -> tuple[Any, Any]:
+    def along(box: tuple[tuple[int, int], ...], data: Any) -> tuple[Any, Any]:
+        if isinstance(data, Uniform):  # the first position along the axis wins
+            value = data.shrunk((ax,))
+            return value, np.full(value.shape, box[ax][0], dtype=np.intp)
         local = pick(data, axis=ax, keepdims=True)
         return np.take_along_axis(data, local, axis=ax), local + box[ax][0]
 

@@ -99,24 +99,40 @@ class LeafTiles:
         dtype = leaf._dataset.dtype
         self.dtype = dtype.newbyteorder("=") if dtype.byteorder not in "=|" else dtype
 
-    def _map_tiles(self, work: Callable[[Box, AnyArray], Result],
+    def _map_tiles(self, work: Callable[[Box, Any], Result],
                    target_bytes: int | None = None, along: Sequence[int] = ()
                    ) -> Iterator[Result]:
         """``work(box, data)`` for every tile (of about ``target_bytes``, by default
         :data:`hyperslab.chunked.tiles.TILE_BYTES`, grown along the axes ``along`` first),
-        in the pool's threads; results in C order."""
+        in the pool's threads; results in C order.  ``data`` is an array, or a
+        :class:`~hyperslab.chunked.tiles.Uniform` for a slab of chunks never written when
+        most of the dataset's chunks were never written."""
         leaf = self._leaf
         dataset, engine = leaf._dataset, leaf._engine
         shape = self.shape
         size = tiling.TILE_BYTES if target_bytes is None else target_bytes
         tile = tiling.tile_shape(shape, dataset.chunks, dataset.dtype.itemsize, size, along)
-        boxes = tiling.tiles(shape, tile)  # generated as they are read
-        ntiles = tiling.count_tiles(shape, tile)
+        slabs = _written_slabs(leaf, shape)
+        fill: np.generic | None = None
+        if slabs is None:
+            boxes: Iterator[Box] = tiling.tiles(shape, tile)  # generated as they are read
+            ntiles = tiling.count_tiles(shape, tile)
+        else:  # mostly unwritten: the written slabs in tiles, the rest uniform
+            boxes = _slab_tiles(slabs, shape, tile)
+            ntiles = 2
+            gap = next(lo for (lo, _), written in slabs if not written)
+            key = (slice(gap, gap + 1), *(slice(0, 1) for _ in shape[1:]))
+            fill = self.dtype.type(read_leaf_box(leaf, key, False).reshape(-1)[0])
         serial = ntiles > 1  # then tiles are read in parallel, one per pool thread
         buffers = threading.local()  # a tile buffer per thread, reused for its next tile
         owner = threading.get_ident()  # pool threads read for the caller
+        uniform = None if slabs is None else {box for (box, written) in
+                                              _slab_boxes(slabs, shape) if not written}
 
         def task(box: Box) -> Result:
+            if uniform is not None and box in uniform:
+                assert fill is not None
+                return work(box, tiling.Uniform(fill, tuple(hi - lo for lo, hi in box)))
             key = tuple(slice(lo, hi) for lo, hi in box)
             return work(box, read_leaf_box(leaf, key, serial, buffers, owner))
 
@@ -125,6 +141,63 @@ class LeafTiles:
                 yield task(box)
             return
         yield from in_order(engine.pool, task, ((box,) for box in boxes), 2 * engine.workers)
+
+
+def _written_slabs(leaf: Leaf, shape: tuple[int, ...]
+                   ) -> list[tuple[tuple[int, int], bool]] | None:
+    """Slabs of whole chunk rows along the first axis, ``((start, stop), written)``: those
+    holding a written chunk and those that hold none, in order; None when chunks are
+    written in at least half of the chunk grid (or the dataset has no chunk index), for
+    the tiles to cover everything."""
+    chunks = leaf._dataset.chunks
+    if not chunks or not shape or shape[0] == 0:
+        return None
+    rows = int(chunks[0])
+    nslabs = -(-shape[0] // rows)
+    if nslabs < 64:
+        return None
+    try:
+        coords = leaf._dataset.raw_chunks().index().coords
+    except (ValueError, OSError):  # not chunked after all, or no index to read
+        return None
+    grid = math.prod(-(-n // int(c)) for n, c in zip(shape, chunks, strict=True))
+    if 2 * len(coords) >= grid:
+        return None
+    written = np.unique(coords[:, 0])
+    slabs: list[tuple[tuple[int, int], bool]] = []
+    at = 0
+    for part in np.split(written, np.flatnonzero(np.diff(written) != 1) + 1):
+        if not len(part):
+            continue
+        lo, hi = int(part[0]) * rows, min(shape[0], (int(part[-1]) + 1) * rows)
+        if lo > at:
+            slabs.append(((at, lo), False))
+        slabs.append(((lo, hi), True))
+        at = hi
+    if at < shape[0]:
+        slabs.append(((at, shape[0]), False))
+    return slabs if any(not written for _, written in slabs) else None
+
+
+def _slab_boxes(slabs: list[tuple[tuple[int, int], bool]], shape: tuple[int, ...]
+                ) -> Iterator[tuple[Box, bool]]:
+    rest = tuple((0, n) for n in shape[1:])
+    for (lo, hi), written in slabs:
+        yield ((lo, hi), *rest), written
+
+
+def _slab_tiles(slabs: list[tuple[tuple[int, int], bool]], shape: tuple[int, ...],
+                tile: Sequence[int]) -> Iterator[Box]:
+    """The tiles of the written slabs (chunk-aligned: slabs start on chunk rows) and one
+    box per unwritten slab, in row order."""
+    for box, written in _slab_boxes(slabs, shape):
+        if not written:
+            yield box
+            continue
+        (lo, hi), *_ = box
+        for part in tiling.tiles((hi - lo, *shape[1:]), tile):
+            (a, b), *others = part
+            yield ((lo + a, lo + b), *others)
 
 
 class TileReadable:

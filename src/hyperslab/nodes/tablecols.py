@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import numpy as np
 
 from hyperslab._typing import AnyArray, Shape
+from hyperslab.chunked.tiles import Uniform
 from hyperslab.nodes.description import Description, field_of, names_by_offset
 from hyperslab.nodes.members import is_member, member_failed
 from hyperslab.nodes.reducible import Reducible
@@ -28,10 +29,11 @@ class _ColumnTiles:
         self.shape: Shape = column.shape
         self.dtype: np.dtype[Any] = column.dtype.base
 
-    def _map_tiles(self, work: Callable[[Any, AnyArray], Result],
+    def _map_tiles(self, work: Callable[[Any, Any], Result],
                    along: Sequence[int] = ()) -> Iterator[Result]:
         """``work(box, values)`` for every block of rows (``along`` is ignored: the blocks
-        are the table's)."""
+        are the table's).  When most of the table's chunks were never written, their rows
+        come as one :class:`~hyperslab.chunked.tiles.Uniform` per run of them."""
         column = self._column
         cell = tuple((0, n) for n in column.dtype.shape)
 
@@ -40,7 +42,37 @@ class _ColumnTiles:
             return work(((first, first + len(values)), *cell), values)
 
         table = column.table
-        return table._map_blocks(0, table.nrows, 1, tile)
+        nrows = table.nrows
+        io = table._ready()
+        runs = io.stored_runs(0, nrows)
+        fill = None if runs is None else self._fill(io, runs, nrows)
+        if runs is None or fill is None:
+            return table._map_blocks(0, nrows, 1, tile)
+        return self._sparse_tiles(work, tile, runs, nrows, cell, fill)
+
+    def _fill(self, io: Any, runs: list[tuple[int, int]], nrows: int) -> np.generic | None:
+        """The column's value in rows never written (None: not one value in each cell)."""
+        gap = 0 if not runs or runs[0][0] > 0 else runs[0][1]
+        if gap >= nrows:
+            return None
+        values = np.asarray(field_of(io.read_span(gap, gap + 1), self._column.pathname))
+        first = values.reshape(-1)[0]
+        same = np.array_equal(values, np.full_like(values, first), equal_nan=True) \
+            if values.dtype.kind in "fc" else bool((values == first).all())
+        return self.dtype.type(first) if same else None
+
+    def _sparse_tiles(self, work: Callable[[Any, Any], Result],
+                      tile: Callable[[int, AnyArray], Result], runs: list[tuple[int, int]],
+                      nrows: int, cell: tuple[tuple[int, int], ...],
+                      fill: np.generic) -> Iterator[Result]:
+        table = self._column.table
+        at = 0
+        for lo, hi in [*runs, (nrows, nrows)]:
+            if lo > at:  # rows never written: the fill value
+                yield work(((at, lo), *cell), Uniform(fill, (lo - at, *(b for _, b in cell))))
+            if hi > lo:
+                yield from table._map_blocks(lo, hi, 1, tile)
+            at = hi
 
 
 class Column(Reducible):
