@@ -809,3 +809,29 @@ def test_a_query_over_a_runaway_extent_reads_only_written_chunks(tmp_path: Path)
         rows = f.root.t.get_where_list("(a > 5) & (b == 0)")
         assert time.perf_counter() - began < 10
     np.testing.assert_array_equal(rows, np.arange(6, 1000))
+
+
+def test_a_query_whose_fill_value_matches_a_runaway_extent_is_refused_at_once(
+        tmp_path: Path) -> None:
+    """The fill value of 2**40 unwritten rows fulfils the condition: gathering them is
+    refused before any row is read (MemoryError naming the table); iterating streams."""
+    import itertools
+    import time
+
+    import h5py
+
+    path = tmp_path / "runaway.h5"
+    with hyperslab.open_file(path, "w") as f:
+        f.create_table("/", "t", np.ones(1000, dtype=[("a", "<i8")]), chunkshape=(100,))
+    with h5py.File(path, "a") as h5:
+        h5["t"].resize((2**40,))
+    with hyperslab.open_file(path) as f:
+        table = f.root.t
+        began = time.perf_counter()
+        with pytest.raises(MemoryError, match="/t"):
+            table.get_where_list("a == 0")
+        with pytest.raises(MemoryError, match="/t"):
+            table.read_where("a == 0")
+        assert time.perf_counter() - began < 10
+        first = [row.nrow for row in itertools.islice(table.where("a == 0"), 3)]
+        assert first == [1000, 1001, 1002]

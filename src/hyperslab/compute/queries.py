@@ -29,7 +29,7 @@ from typing import Any, TypeVar
 
 import numpy as np
 
-from hyperslab.chunked.allocation import machine_memory
+from hyperslab.chunked.allocation import check_result_size, machine_memory
 from hyperslab.compute import indexed
 from hyperslab.compute.conditions import (
     BoundCondition,
@@ -112,10 +112,12 @@ Collect = Callable[[Rows, np.ndarray, np.ndarray], Result]
 
 def _scan(
     table: Any, bound: BoundCondition, start: int, stop: int, step: int,
-    collect: Collect[Result],
+    collect: Collect[Result], at_least: Callable[[int], None] | None = None,
 ) -> tuple[Iterator[Result], int]:
     """``collect(rows, records, mask)`` for each block with a match, and the number of
-    rows the query examines.
+    rows the query examines.  ``at_least(n)`` is told, before any row is read, when at
+    least ``n`` rows are known to match (the fill value of chunks never written matches:
+    a caller gathering them all refuses a result no memory holds).
 
     Where indexes can answer part of the condition
     (:func:`hyperslab.compute.indexed.candidate_batches`), only their candidate rows are
@@ -149,7 +151,9 @@ def _scan(
             return None
         return collect(range(first, first + count * step, step), records, mask)
 
-    runs = _unfilled_runs(table, bound, start, stop)
+    runs, filled = _unfilled_runs(table, bound, start, stop, step)
+    if filled and at_least is not None:
+        at_least(filled)  # that many rows read as the fill value, which matches
     if runs is None:
         results = table._map_blocks(start, stop, step, work, serial_numexpr)
     else:  # the rows outside the runs are the fill value, and it does not match
@@ -159,20 +163,24 @@ def _scan(
     return (result for result in results if result is not None), len(range(start, stop, step))
 
 
-def _unfilled_runs(table: Any, bound: BoundCondition, start: int,
-                   stop: int) -> list[tuple[int, int]] | None:
-    """The runs of written rows to scan instead of ``start:stop``, when most of its chunks
-    were never written (their rows read as the fill value) and the fill value does not
-    fulfil the condition; None to scan it all."""
+def _unfilled_runs(table: Any, bound: BoundCondition, start: int, stop: int,
+                   step: int) -> tuple[list[tuple[int, int]] | None, int]:
+    """The runs of written rows to scan instead of ``start:stop:step``, when most of its
+    chunks were never written (their rows read as the fill value) and the fill value does
+    not fulfil the condition (None to scan it all); and how many rows of the fill value
+    match when it does (0 otherwise)."""
     io = table._ready()
     runs = io.stored_runs(start, stop)
     if runs is None:
-        return None
+        return None, 0
     gap = start if not runs or runs[0][0] > start else runs[0][1]
     if gap >= stop:
-        return None
+        return None, 0
     fill = io.read_span(gap, gap + 1)
-    return None if bool(bound.evaluate(fill)[0]) else runs
+    if not bool(bound.evaluate(fill)[0]):
+        return runs, 0
+    written = sum(len(range(lo + (start - lo) % step, hi, step)) for lo, hi in runs)
+    return None, len(range(start, stop, step)) - written
 
 
 def _collected(bound: BoundCondition, batches: Iterator[tuple[np.ndarray, np.ndarray]],
@@ -370,7 +378,12 @@ def _gathered(
     """The items ``collect`` keeps of every block, as one array (``collect`` returns the
     items and the number of rows of its block)."""
     start, stop, step = window
-    results, examined = _scan(table, bound, start, stop, step, collect)
+
+    def at_least(count: int) -> None:
+        check_result_size((count,), dtype.itemsize,
+                          f"the rows of {table._v_pathname} that fulfil the condition")
+
+    results, examined = _scan(table, bound, start, stop, step, collect, at_least)
     gatherer = _Gatherer(dtype, examined)
     for found, scanned in results:
         gatherer.reserve(len(found), scanned)[...] = found

@@ -118,7 +118,11 @@ class FlushGuard:
         writable files follow its extent changes."""
         if is_hidden_path(leaf._v_pathname):
             return  # indexes have rule 4
-        if raw.has_attribute(dataset.dsid, MARK):
+        try:
+            marked = raw.has_attribute(dataset.dsid, MARK)
+        except HDF5ExtError:  # damaged attribute messages: the data may still read
+            marked = False
+        if marked:
             self._found(leaf, dataset)
         if self._file.mode != "r":
             dataset.before_resize = _ResizeHook(self, leaf, dataset)

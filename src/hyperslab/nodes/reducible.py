@@ -118,16 +118,15 @@ class LeafTiles:
             boxes: Iterator[Box] = tiling.tiles(shape, tile)  # generated as they are read
             ntiles = tiling.count_tiles(shape, tile)
         else:  # mostly unwritten: the written slabs in tiles, the rest uniform
-            boxes = _slab_tiles(slabs, shape, tile)
+            boxes = _slab_tiles(slabs, tile)
             ntiles = 2
-            gap = next(lo for (lo, _), written in slabs if not written)
-            key = (slice(gap, gap + 1), *(slice(0, 1) for _ in shape[1:]))
+            gap = next(box for box, written in slabs if not written)
+            key = tuple(slice(lo, lo + 1) for lo, _ in gap)
             fill = self.dtype.type(read_leaf_box(leaf, key, False).reshape(-1)[0])
         serial = ntiles > 1  # then tiles are read in parallel, one per pool thread
         buffers = threading.local()  # a tile buffer per thread, reused for its next tile
         owner = threading.get_ident()  # pool threads read for the caller
-        uniform = None if slabs is None else {box for (box, written) in
-                                              _slab_boxes(slabs, shape) if not written}
+        uniform = None if slabs is None else {box for box, written in slabs if not written}
 
         def task(box: Box) -> Result:
             if uniform is not None and box in uniform:
@@ -143,61 +142,69 @@ class LeafTiles:
         yield from in_order(engine.pool, task, ((box,) for box in boxes), 2 * engine.workers)
 
 
-def _written_slabs(leaf: Leaf, shape: tuple[int, ...]
-                   ) -> list[tuple[tuple[int, int], bool]] | None:
-    """Slabs of whole chunk rows along the first axis, ``((start, stop), written)``: those
-    holding a written chunk and those that hold none, in order; None when chunks are
-    written in at least half of the chunk grid (or the dataset has no chunk index), for
-    the tiles to cover everything."""
+Slabs = list[tuple[Box, bool]]
+
+
+def _written_slabs(leaf: Leaf, shape: tuple[int, ...]) -> Slabs | None:
+    """Chunk-aligned boxes covering the dataset, ``(box, written)``: those holding written
+    chunks (at least half of their chunks, or one chunk), and those that hold none, in C
+    order of their corners; None when chunks are written in at least half of the chunk
+    grid (or the dataset has no chunk index), for the tiles to cover everything."""
     chunks = leaf._dataset.chunks
-    if not chunks or not shape or shape[0] == 0:
+    if not chunks or not shape or 0 in shape:
         return None
-    rows = int(chunks[0])
-    nslabs = -(-shape[0] // rows)
-    if nslabs < 64:
+    grid = [-(-n // int(c)) for n, c in zip(shape, chunks, strict=True)]
+    if math.prod(grid) < 64:
         return None
     try:
         coords = leaf._dataset.raw_chunks().index().coords
     except (ValueError, OSError):  # not chunked after all, or no index to read
         return None
-    grid = math.prod(-(-n // int(c)) for n, c in zip(shape, chunks, strict=True))
-    if 2 * len(coords) >= grid:
+    if 2 * len(coords) >= math.prod(grid):
         return None
-    written = np.unique(coords[:, 0])
-    slabs: list[tuple[tuple[int, int], bool]] = []
-    at = 0
-    for part in np.split(written, np.flatnonzero(np.diff(written) != 1) + 1):
-        if not len(part):
-            continue
-        lo, hi = int(part[0]) * rows, min(shape[0], (int(part[-1]) + 1) * rows)
-        if lo > at:
-            slabs.append(((at, lo), False))
-        slabs.append(((lo, hi), True))
-        at = hi
-    if at < shape[0]:
-        slabs.append(((at, shape[0]), False))
+    slabs: Slabs = []
+    _split(coords, tuple((0, n) for n in shape), 0, tuple(int(c) for c in chunks), slabs)
     return slabs if any(not written for _, written in slabs) else None
 
 
-def _slab_boxes(slabs: list[tuple[tuple[int, int], bool]], shape: tuple[int, ...]
-                ) -> Iterator[tuple[Box, bool]]:
-    rest = tuple((0, n) for n in shape[1:])
-    for (lo, hi), written in slabs:
-        yield ((lo, hi), *rest), written
+def _split(coords: AnyArray, box: Box, axis: int, chunks: tuple[int, ...],
+           slabs: Slabs) -> None:
+    """Cut ``box`` (holding the written chunks at grid ``coords``) along ``axis`` into runs
+    of chunks with and without written ones, and the runs with some along the next axes."""
+    nchunks = math.prod(-(-(hi - lo) // c) for (lo, hi), c in zip(box, chunks, strict=True))
+    if axis == len(box) or 2 * len(coords) >= nchunks:
+        slabs.append((box, True))
+        return
+    size = chunks[axis]
+    begin, end = box[axis]
+    along = coords[:, axis]
+    written = np.unique(along)
+    at = begin // size
+
+    def cut(lo: int, hi: int) -> Box:
+        return (*box[:axis], (max(begin, lo * size), min(end, hi * size)), *box[axis + 1 :])
+
+    for part in np.split(written, np.flatnonzero(np.diff(written) != 1) + 1):
+        first, last = int(part[0]), int(part[-1]) + 1
+        if first > at:
+            slabs.append((cut(at, first), False))
+        inside = (along >= first) & (along < last)
+        _split(coords[inside], cut(first, last), axis + 1, chunks, slabs)
+        at = last
+    if at * size < end:
+        slabs.append((cut(at, -(-end // size)), False))
 
 
-def _slab_tiles(slabs: list[tuple[tuple[int, int], bool]], shape: tuple[int, ...],
-                tile: Sequence[int]) -> Iterator[Box]:
-    """The tiles of the written slabs (chunk-aligned: slabs start on chunk rows) and one
-    box per unwritten slab, in row order."""
-    for box, written in _slab_boxes(slabs, shape):
+def _slab_tiles(slabs: Slabs, tile: Sequence[int]) -> Iterator[Box]:
+    """The tiles of the written boxes (chunk-aligned: the boxes start on chunks) and each
+    unwritten box whole, in order."""
+    for box, written in slabs:
         if not written:
             yield box
             continue
-        (lo, hi), *_ = box
-        for part in tiling.tiles((hi - lo, *shape[1:]), tile):
-            (a, b), *others = part
-            yield ((lo + a, lo + b), *others)
+        corner = [lo for lo, _ in box]
+        for part in tiling.tiles(tuple(hi - lo for lo, hi in box), tile):
+            yield tuple((lo + at, hi + at) for (lo, hi), at in zip(part, corner, strict=True))
 
 
 class TileReadable:
