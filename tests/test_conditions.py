@@ -115,6 +115,9 @@ class FakeTable:
     def _usable_indexes(self, columns: Any = None) -> dict[str, Any]:
         return {}  # the fake has no indexes: queries scan
 
+    def _written_runs(self, start: int, stop: int) -> None:
+        return None  # every row of the fake is written
+
     @property
     def dtype(self) -> np.dtype[Any]:
         return self.data.dtype

@@ -9,9 +9,9 @@ Outcomes are values or exceptions; values are compared after :func:`canonical` b
 * ``refusal-damaged`` (hyperslab raised an allowed type where h5py returned data other
   than the undamaged file's), ``stale-index`` (an indexed answer over a damaged index)
   and ``unverified`` (a value other than the undamaged file's, on a mutant h5py could not
-  read without crashing or hanging, or could not hold in memory) and ``not-run`` (a read skipped because its read
-  path hung on an earlier mutant of the same base and kind, a failure already): counted,
-  not failures;
+  read without crashing or hanging, or could not hold in memory) and ``not-run`` (a read
+  skipped because its read path hung on an earlier mutant of the same base and kind, a
+  failure already): counted, not failures;
 * :data:`FAILURES`: ``unexpected`` (an exception type outside :func:`allowed`),
   ``wrong``, ``wrong-silent`` (h5py reported damage), ``refusal`` (h5py returned the
   undamaged data), ``crash`` and ``hang`` (set by the runner; ``crash-shared`` and

@@ -12,7 +12,9 @@ read-only file the rows matched are kept for the next run of the same query
 
 The table protocol used here: ``colinstances``, ``nrows``, ``dtype``, ``path``, ``_v_file``
 (its ``_check_writable()`` and ``mode``),
-``_map_blocks(start, stop, step, work, parallel_context)`` and
+``_map_blocks(start, stop, step, work, parallel_context)``,
+``_written_runs(start, stop)`` (runs of written rows and the fill value's record, or None)
+and
 ``_iter_blocks(start, stop, step, fields)`` (called with a positive step only),
 ``_rows_at(blocks)``, ``_append_records(records)`` and
 ``_default_record()`` (``append_where`` between tables of different dtypes) and
@@ -169,18 +171,14 @@ def _unfilled_runs(table: Any, bound: BoundCondition, start: int, stop: int,
     chunks were never written (their rows read as the fill value) and the fill value does
     not fulfil the condition (None to scan it all); and how many rows of the fill value
     match when it does (0 otherwise)."""
-    io = table._ready()
-    runs = io.stored_runs(start, stop)
-    if runs is None:
+    written = table._written_runs(start, stop)
+    if written is None:
         return None, 0
-    gap = start if not runs or runs[0][0] > start else runs[0][1]
-    if gap >= stop:
-        return None, 0
-    fill = io.read_span(gap, gap + 1)
+    runs, fill = written
     if not bool(bound.evaluate(fill)[0]):
         return runs, 0
-    written = sum(len(range(lo + (start - lo) % step, hi, step)) for lo, hi in runs)
-    return None, len(range(start, stop, step)) - written
+    inside = sum(len(range(lo + (start - lo) % step, hi, step)) for lo, hi in runs)
+    return None, len(range(start, stop, step)) - inside
 
 
 def _collected(bound: BoundCondition, batches: Iterator[tuple[np.ndarray, np.ndarray]],

@@ -610,6 +610,12 @@ class Table(IndexedTable, Leaf):
         :meth:`RecordIO.map_blocks`)."""
         return self._ready().map_blocks(start, stop, step, work, parallel_context)
 
+    def _written_runs(self, start: int, stop: int
+                      ) -> tuple[list[tuple[int, int]], AnyArray] | None:
+        """Runs of rows of ``start:stop`` in written chunks and the fill value's record,
+        when most of the range was never written (see :meth:`RecordIO.written_runs`)."""
+        return self._ready().written_runs(start, stop)
+
     def _rows_at(self, blocks: Iterable[tuple[Any, AnyArray]], step: int = 1) -> Iterator[Row]:
         """A new row positioned at each record of ``blocks`` in turn."""
         return Row(self)._iterate(blocks, step)

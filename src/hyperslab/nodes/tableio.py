@@ -344,6 +344,18 @@ class RecordIO:
         return [(max(start, int(part[0]) * rows), min(stop, (int(part[-1]) + 1) * rows))
                 for part in np.split(chunks, breaks) if len(part)]
 
+    def written_runs(self, start: int, stop: int
+                     ) -> tuple[list[tuple[int, int]], AnyArray] | None:
+        """:meth:`stored_runs` of ``start:stop`` and a record of the fill value that the
+        other rows read as; None when most of the range's chunks are written."""
+        runs = self.stored_runs(start, stop)
+        if runs is None:
+            return None
+        gap = start if not runs or runs[0][0] > start else runs[0][1]
+        if gap >= stop:
+            return None
+        return runs, self.read_span(gap, gap + 1)
+
     def read_points(self, coords: AnyArray) -> AnyArray:
         """Rows at ``coords`` (int64, within the dataset, any order, repeats allowed)."""
         if len(coords) == 0:
