@@ -36,6 +36,11 @@ class Group(Node):
     a relative path (``group["a/b"]``), or through :meth:`_f_get_child`.  Iteration yields
     the visible children in name order; hidden ones (``_i_*``, ``_p_*``) are skipped.
 
+    In a damaged file, a child whose object cannot be opened raises ``HDF5ExtError``
+    wherever a node is asked for (natural naming, item access, iteration, walks, the
+    views' values, and the kinds ``_v_groups``, ``_v_leaves``... sort children by); the
+    names (``len``, ``in``, the keys of ``_v_children``) come from the links alone.
+
     Examples
     --------
     >>> import hyperslab, numpy as np, tempfile, os
@@ -114,6 +119,8 @@ class Group(Node):
         ------
         NoSuchNodeError
             If the group has no such child (also an ``AttributeError``).
+        HDF5ExtError
+            If the child's object cannot be opened (a damaged file).
         """
         if "_v_file" not in self.__dict__:  # not set up yet (copying, unpickling)
             raise AttributeError(name)
@@ -247,7 +254,12 @@ class Group(Node):
 
     # ------------------------------------------------------------------ walking
     def _f_iter_nodes(self, classname: str | None = None) -> Iterator[Node]:
-        """Iterate over the visible children (of class ``classname``), in name order."""
+        """Iterate over the visible children (of class ``classname``), in name order.
+
+        Raises ``HDF5ExtError`` on reaching a child that cannot be opened: one HDF5 cannot
+        tell the kind of, or, with a ``classname``, a dataset HDF5 cannot open (its class
+        is unknown: it may be of class ``classname``).
+        """
         file = self._v_file
         cls = file._class_by_name(classname)
         names = self._g_names_of("groups") if classname == "Group" else self._g_visible_names()
@@ -255,6 +267,8 @@ class Group(Node):
             node = file._load_child(self, name)
             if cls is None or isinstance(node, cls):
                 yield node
+            elif node._c_kind is Kind.UNKNOWN:  # an Unknown node: HDF5ExtError if damaged
+                node._g_h5id  # noqa: B018
 
     def _f_list_nodes(self, classname: str | None = None) -> list[Node]:
         """Return the visible children (of class ``classname``) in name order."""
