@@ -15,6 +15,7 @@ import struct
 from pathlib import Path
 
 import h5py
+import numexpr as ne
 import numpy as np
 import pytest
 
@@ -94,4 +95,32 @@ def test_a_named_datatype_is_an_unknown_node_without_the_leaf_api(tmp_path: Path
         with pytest.raises(AttributeError, match="no attribute 'nonsense'") as plain:
             t.nonsense  # noqa: B018
         assert not isinstance(plain.value, HDF5ExtError)
+
+
+def test_a_query_scans_when_the_index_group_cannot_be_opened(tmp_path: Path) -> None:
+    path = tmp_path / "indexed.h5"
+    rng = np.random.default_rng(5)
+    data = np.zeros(300, dtype=[("id", "i4"), ("x", "f8")])
+    data["id"] = np.arange(300)
+    data["x"] = rng.integers(-100, 100, 300) / 4
+    with hs.open_file(path, "w") as f:
+        table = f.create_table(f.create_group("/", "g"), "t", obj=data, chunkshape=(50,))
+        table.cols.x.create_csindex()
+    _point_past_the_end(path, "g/_i_t")
+    with h5py.File(path, "r") as h5:  # the oracle reads the table; the index is damaged
+        records = h5["g/t"][...]
+        with pytest.raises(KeyError, match="past end of allocation"):
+            h5["g/_i_t"]
+    for mode in ("r", "a"):  # indexes opened one by one, or all at once
+        with hs.open_file(path, mode) as f:
+            table = f.root.g.t
+            for condition in ("x > 5.0", "(id > 10) & (x < 4)"):
+                with pytest.warns(hs.PerformanceWarning, match=r"_i_t.*scans"):
+                    got = table.read_where(condition)
+                expected = records[ne.evaluate(condition, {"id": records["id"],
+                                                           "x": records["x"]})]
+                np.testing.assert_array_equal(got, expected)
+            # A sorted read needs the index: it says why it cannot have it.
+            with pytest.raises(HDF5ExtError, match="_i_t"):
+                table.read_sorted("x")
 
