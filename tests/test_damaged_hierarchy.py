@@ -124,3 +124,20 @@ def test_a_query_scans_when_the_index_group_cannot_be_opened(tmp_path: Path) -> 
             with pytest.raises(HDF5ExtError, match="_i_t"):
                 table.read_sorted("x")
 
+
+def test_link_names_that_are_not_utf8_are_listed_faithfully_with_a_warning(
+        tmp_path: Path) -> None:
+    path = tmp_path / "names.h5"
+    with h5py.File(path, "w") as h5:
+        g = h5.create_group("g")
+        g.create_dataset(b"d\xff", data=np.arange(3))  # as a damaged heap leaves a name
+        g.create_dataset("e", data=np.arange(2))
+        visited: list[bytes | str] = []
+        h5.visit(visited.append)
+        assert b"g/d\xff" in visited  # h5py lists the bytes
+    name = b"d\xff".decode("utf-8", "surrogateescape")
+    with hs.open_file(path) as f:
+        with pytest.warns(hs.DataTypeWarning, match=r"not UTF-8.*d\\udcff"):
+            paths = [node._v_pathname for node in f.walk_nodes("/")]
+        assert paths == ["/", "/g", f"/g/{name}", "/g/e"]
+        assert f.get_node(f"/g/{name}")[:].tolist() == [0, 1, 2]  # and it reads

@@ -14,9 +14,9 @@ from collections.abc import Iterator, Mapping
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from hyperslab.codecs.filters import Filters
-from hyperslab.errors import NaturalNameWarning, NoSuchNodeError
+from hyperslab.errors import DataTypeWarning, NaturalNameWarning, NoSuchNodeError
 from hyperslab.nodes.members import is_member, member_failed
-from hyperslab.nodes.naming import is_hidden_name, join_path, normalize_path
+from hyperslab.nodes.naming import is_hidden_name, join_path, normalize_path, not_utf8
 from hyperslab.nodes.node import Node
 from hyperslab.storage import attributes as raw
 from hyperslab.storage import tree
@@ -64,9 +64,21 @@ class Group(Node):
 
     # ------------------------------------------------------------------ children
     def _g_link_table(self) -> dict[str, Kind | None]:
-        """Every link of the group, in name order: name -> link kind (None: hard link)."""
+        """Every link of the group, in name order: name -> link kind (None: hard link).
+
+        Names that are not UTF-8 (a damaged file) are listed faithfully, their stray bytes
+        as surrogate escapes, with a :class:`~hyperslab.errors.DataTypeWarning` when the
+        group's links are first listed; the nodes they name read as the others do.
+        """
         if self._v__links is None:
-            self._v__links = tree.list_links(self._g_h5id)
+            links = tree.list_links(self._g_h5id)
+            odd = not_utf8(list(links))
+            if odd:
+                warnings.warn(
+                    f"link names of group ``{self._v_pathname}`` that are not UTF-8 are "
+                    f"listed with surrogate escapes for their stray bytes: {odd!r}",
+                    DataTypeWarning, stacklevel=3)
+            self._v__links = links
         return self._v__links
 
     def _g_visible_names(self) -> list[str]:
