@@ -141,3 +141,17 @@ def test_link_names_that_are_not_utf8_are_listed_faithfully_with_a_warning(
             paths = [node._v_pathname for node in f.walk_nodes("/")]
         assert paths == ["/", "/g", f"/g/{name}", "/g/e"]
         assert f.get_node(f"/g/{name}")[:].tolist() == [0, 1, 2]  # and it reads
+
+
+def test_a_sorted_read_refuses_rows_a_damaged_index_lists_past_the_table(
+        tmp_path: Path) -> None:
+    path = tmp_path / "rows.h5"
+    data = np.zeros(300, dtype=[("id", "i4"), ("x", "f8")])
+    data["x"] = np.arange(300.0)[::-1]
+    with hs.open_file(path, "w") as f:
+        f.create_table("/", "t", obj=data, chunkshape=(50,)).cols.x.create_csindex()
+    with h5py.File(path, "r+") as h5:
+        h5["_i_t/x/indicesLR"][0] = 1_000_000  # a row number past the table's 300
+    with hs.open_file(path) as f:
+        with pytest.raises(HDF5ExtError, match=r"/_i_t/x lists row 1000000 of a table of 300"):
+            f.root.t.read_sorted("x")

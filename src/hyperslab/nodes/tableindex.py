@@ -337,6 +337,8 @@ class TableIndexes:
             If the index changed between two batches (rows were appended and flushed, or
             changed, by another thread or by the caller's loop): the order read so far
             would not continue.
+        HDF5ExtError
+            If the index lists a row the table does not have (a damaged file).
         """
         table = self.table
         io = table._ready()
@@ -353,6 +355,7 @@ class TableIndexes:
                 rows = next(batches, None)
                 if rows is None:
                     return
+                _check_rows(index, rows, io.nrows)
                 records = io.read_points(rows)
             yield rows, records
 
@@ -364,6 +367,17 @@ class TableIndexes:
         batch_rows = max(_SORTED_BATCH_ROWS, _COPY_BATCH_BYTES // max(1, itemsize))
         for _rows, records in self.sorted_records(index, start, stop, step, batch_rows):
             yield records
+
+
+def _check_rows(index: ColumnIndex, rows: AnyArray, nrows: int) -> None:
+    """Refuse row numbers an index lists that are not rows of the table (one check of a
+    batch of rows, before they are read)."""
+    if len(rows) and (int(rows.min()) < 0 or int(rows.max()) >= nrows):
+        bad = int(rows.max()) if int(rows.max()) >= nrows else int(rows.min())
+        raise HDF5ExtError(
+            f"the index {index.path} lists row {bad} of a table of {nrows} rows: the index "
+            f"is damaged"
+        )
 
 
 class IndexedTable:
