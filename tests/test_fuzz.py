@@ -16,7 +16,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from fuzz import campaign, corpus, layout, probes
+import hyperslab
+from fuzz import campaign, corpus, layout, probes, worker
 from fuzz.mutate import Mutation, draw, parse_spec
 from fuzz.pool import Job, Pool, Result
 from fuzz.verdict import MISSING, allowed, judge
@@ -143,3 +144,33 @@ def test_bases_have_the_same_layout_and_data_from_build_to_build(tmp_path: Path)
             if region.kind in stable:
                 assert first[region.start:region.stop] == second[region.start:region.stop], (
                     name, region)
+
+
+def test_attribute_names_that_are_not_utf8_compare_as_both_libraries_list_them(
+        zlib_base: Path, tmp_path: Path) -> None:
+    """A damaged name: h5py lists its bytes, hyperslab the same bytes as text with
+    surrogate escapes (and a warning); the oracle compares them, not the mixed sort."""
+    import h5py
+
+    mutant = tmp_path / "mutant.h5"
+    parse_spec("zlib", "882:f60fc5ff").apply(zlib_base.read_bytes(), mutant)
+    with h5py.File(mutant, "r") as h5:
+        assert b"CL\xf6\x0f\xc5" in h5.attrs.keys()  # the damaged CLASS
+        theirs = probes._attrs_h5(h5, "/")
+    with hyperslab.open_file(mutant) as f, pytest.warns(errors.DataTypeWarning):
+        ours = probes._attrs_hs(f, "/")
+    assert "CL\udcf6\x0f\udcc5" in ours[0]
+    assert judge("attrs", ours, theirs) == "ok"
+
+
+def test_open_opens_the_root_group_in_h5py_too(tmp_path: Path) -> None:
+    """h5py.File does not read the root group's object header: a file whose root group
+    cannot be opened "opens" in h5py, though nothing in it reads.  The oracle's open
+    opens the root group too, as ``open_file`` does."""
+    base = corpus.build(tmp_path / "bases", ("b2nd",))["b2nd"]
+    mutant = tmp_path / "mutant.h5"
+    parse_spec("b2nd", "797:7cbf11eb70").apply(base.read_bytes(), mutant)
+    outcomes, _ = worker.Reader(None).read_h5(None, mutant, [])
+    assert isinstance(outcomes[0], KeyError), outcomes
+    with pytest.raises(errors.HDF5ExtError, match="root group"):
+        hyperslab.open_file(mutant)

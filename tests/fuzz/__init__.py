@@ -21,8 +21,11 @@ How it works
   sorted reads, reductions and ``Expr``, direct chunk reads, close), each read by
   hyperslab and by h5py (NumPy semantics on h5py's reads).
 * :mod:`.worker` is the child process: h5py reads the mutant first, then hyperslab, each
-  probe in its own ``try``; :mod:`.pool` keeps two of them busy, with a timeout per read,
-  and replaces a worker that crashes or hangs; :mod:`.campaign` drives a run and counts.
+  probe in its own ``try`` (h5py's ``open`` opens the root group as well, as
+  ``open_file`` does: ``h5py.File`` alone does not read its object header, and
+  nothing in a file whose root group cannot be opened reads in either library);
+  :mod:`.pool` keeps two of them busy, with a timeout per read, and replaces a worker
+  that crashes or hangs; :mod:`.campaign` drives a run and counts.
 * :mod:`.verdict` judges each read.
 
 Failures

@@ -148,9 +148,12 @@ def _select(path: str, subject: str, key: Any) -> Probe:
 
 
 def _walk_h5(f: h5py.File) -> list[str]:
+    """The paths h5py's ``visit`` lists; a name that is not UTF-8 (a damaged file), which
+    h5py gives as bytes, as text with surrogate escapes, as hyperslab lists it."""
     names = ["/"]
 
-    def visit(name: str) -> None:
+    def visit(name: str | bytes) -> None:
+        name = _name_text(name)
         if not any(part.startswith("_i_") for part in name.split("/")):
             names.append("/" + name)
 
@@ -165,9 +168,17 @@ def _attrs_hs(f: Any, where: str) -> tuple[list[str], dict[str, Any]]:
 
 
 def _attrs_h5(f: h5py.File, where: str) -> tuple[list[str], dict[str, Any]]:
+    """h5py's attributes, names as text: h5py lists a name that is not UTF-8 (a damaged
+    file) as its bytes, which hyperslab lists as text with surrogate escapes (with a
+    ``DataTypeWarning``), both faithful to the stored bytes."""
     attrs = f[where].attrs
-    names = sorted(attrs.keys())
-    return names, {name: attrs[name] for name in names if not _is_sys_attr(name)}
+    names = {_name_text(name): name for name in attrs.keys()}
+    return sorted(names), {text: attrs[name] for text, name in sorted(names.items())
+                           if not _is_sys_attr(text)}
+
+
+def _name_text(name: str | bytes) -> str:
+    return name.decode("utf-8", "surrogateescape") if isinstance(name, bytes) else name
 
 
 def _is_sys_attr(name: str) -> bool:

@@ -102,6 +102,11 @@ class Reader:
             f = h5py.File(path, "r")
         except Exception as exc:
             return [exc] * count, inputs
+        try:  # open_file opens the root group too; h5py.File does not read its header
+            f["/"]
+        except Exception as exc:
+            f.close()
+            return [exc] * count, inputs
         outcomes: list[Any] = [None]
         try:
             for i, probe in enumerate(probes, 1):

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import warnings
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from hyperslab.codecs.filters import Filters
+from hyperslab.errors import DataTypeWarning
 from hyperslab.nodes.members import is_member, member_failed
+from hyperslab.nodes.naming import not_utf8
 from hyperslab.storage import attributes as raw
 
 if TYPE_CHECKING:
@@ -47,6 +50,11 @@ def is_sys_attr(name: str) -> bool:
 
 class AttributeSet:
     """The attributes of a node: attribute access, item access, ``in`` and deletion.
+
+    In a damaged file, an attribute that cannot be read raises ``HDF5ExtError``; a name
+    or a UTF-8 string value whose bytes are not UTF-8 reads faithfully (the name with
+    surrogate escapes, see :attr:`_v_attrnames`; the value as ``numpy.bytes_``) with a
+    :class:`~hyperslab.errors.DataTypeWarning`.
 
     Examples
     --------
@@ -88,8 +96,23 @@ class AttributeSet:
 
     @property
     def _v_attrnames(self) -> list[str]:
-        """All attribute names, sorted."""
-        return sorted(raw.attribute_names(self._oid))
+        """All attribute names, sorted.
+
+        Names are UTF-8 in HDF5.  A name whose bytes are not (a damaged file, or another
+        program's) is listed faithfully, its stray bytes as surrogate escapes
+        (``'T\\udc84TLE'`` for ``b'T\\x84TLE'``, as ``bytes.decode('utf-8',
+        'surrogateescape')`` gives), and reads and deletes that attribute; every listing
+        that holds such names warns with a :class:`~hyperslab.errors.DataTypeWarning`.
+        h5py lists such a name as ``bytes``.
+        """
+        names = sorted(raw.attribute_names(self._oid))
+        odd = not_utf8(names)
+        if odd:
+            warnings.warn(
+                f"attribute names of node ``{self._node._v_pathname}`` that are not UTF-8 "
+                f"are listed with surrogate escapes for their stray bytes: {odd!r}",
+                DataTypeWarning, stacklevel=2)
+        return names
 
     @property
     def _v_attrnamessys(self) -> list[str]:

@@ -320,14 +320,36 @@ class File(FileAttrsCompat):
                 return cls(self, path, None, class_value)
         try:
             h5id = tree.open_child(gid, name)
-        except (KeyError, HDF5ExtError):  # dangling, or damaged: listed, not readable
-            return Unknown(self, path, None)
+        except KeyError:  # the link went away since it was listed
+            raise NoSuchNodeError(f"there is no node at ``{path}`` any more") from None
+        except HDF5ExtError as exc:  # the link is there, its object cannot be opened
+            return self._unopened_node(gid, name, path, exc)
         kind = tree.kind_of_id(h5id)
         if kind is Kind.GROUP:
             return Group(self, path, h5id, class_value)
         if kind is Kind.DATASET:
             return leaf_class(h5id)(self, path, h5id, class_value)
         return Unknown(self, path, h5id)
+
+    def _unopened_node(self, gid: Any, name: str, path: str, exc: HDF5ExtError) -> Node:
+        """The node of a link whose object HDF5 cannot open (a damaged file).
+
+        When HDF5 can still tell that the object is a dataset (its header says so, another
+        message of it is damaged), it is an :class:`Unknown` node: listed by walks, as
+        h5py's ``visit`` lists it, with nothing below it left out; every use of it raises
+        ``HDF5ExtError``.  Otherwise it may be a group, whose nodes a walk would leave out:
+        ``HDF5ExtError`` naming the path and HDF5's reason.
+        """
+        try:
+            kind = tree.child_kind(gid, name)
+        except HDF5ExtError:
+            kind = Kind.UNKNOWN
+        if kind in (Kind.DATASET, Kind.NAMED_TYPE):
+            return Unknown(self, path, None)
+        raise HDF5ExtError(
+            f"cannot open the object at ``{path}``: {exc.__cause__ or exc} (the file is "
+            f"damaged)"
+        ) from exc
 
     def _load_node(self, path: str) -> Node:
         if path == "/":
@@ -366,6 +388,13 @@ class File(FileAttrsCompat):
         ------
         NoSuchNodeError
             If there is no node there.
+        HDF5ExtError
+            If the link is there but the object it points at cannot be opened and may be
+            a group (a damaged file): the message names the path and what HDF5 reported.
+            h5py raises ``KeyError`` there, PyTables ``NoSuchNodeError``.  A dataset HDF5
+            cannot open, and an object that opens but is neither a group nor a dataset (a
+            named datatype), is an :class:`~hyperslab.nodes.link.Unknown` node, whose
+            leaf API raises ``HDF5ExtError``.
         TypeError
             If the node is not of class ``classname``.
         """
@@ -396,30 +425,51 @@ class File(FileAttrsCompat):
         return node
 
     def __contains__(self, path: object) -> bool:
-        """Whether a node exists at ``path``."""
+        """Whether a node exists at ``path`` (a link there, even to an object that cannot
+        be opened; ``HDF5ExtError`` if a group on the way cannot be read)."""
         if not isinstance(path, str):
             return False
+        self._check_open()
+        path = normalize_path(path)
+        if path == "/":
+            return True
+        parent, name = split_path(path)
         try:
-            self.get_node(path)
+            return name in self._get_group(parent)
         except NoSuchNodeError:
             return False
-        return True
 
     def is_visible_node(self, path: str) -> bool:
         """Whether the node at ``path`` is visible (not hidden, nor below a hidden group)."""
         return not is_hidden_path(self.get_node(path)._v_pathname)
 
     # ------------------------------------------------------------------ walking
+    # Walks and listings never leave a node out: a group whose links cannot all be read,
+    # or a link whose object cannot be opened and may be a group (a damaged file), raises
+    # HDF5ExtError when the walk reaches it, as h5py's ``visit`` does (PyTables leaves
+    # such nodes out).  A dataset that cannot be opened is listed, as an Unknown node.
+
     def iter_nodes(self, where: Node | str, classname: str | None = None) -> Iterator[Node]:
-        """Iterate over the children of group ``where`` (of class ``classname``)."""
+        """Iterate over the children of group ``where`` (of class ``classname``).
+
+        Raises ``HDF5ExtError`` on reaching a child that cannot be opened (see
+        :meth:`walk_nodes`).
+        """
         return self._as_group(where)._f_iter_nodes(classname)
 
     def list_nodes(self, where: Node | str, classname: str | None = None) -> list[Node]:
-        """Return the children of group ``where`` (of class ``classname``) in name order."""
+        """Return the children of group ``where`` (of class ``classname``) in name order.
+
+        Raises ``HDF5ExtError`` if a child cannot be opened (see :meth:`walk_nodes`).
+        """
         return list(self.iter_nodes(where, classname))
 
     def walk_groups(self, where: Node | str = "/") -> Iterator[Group]:
-        """Iterate over group ``where`` and every visible group below it."""
+        """Iterate over group ``where`` and every visible group below it.
+
+        Raises ``HDF5ExtError`` on reaching a child whose kind cannot be read (it may be
+        a group; see :meth:`walk_nodes`).
+        """
         return self._as_group(where)._f_walk_groups()
 
     def walk_nodes(self, where: Node | str = "/", classname: str | None = None) -> Iterator[Node]:
@@ -427,6 +477,15 @@ class File(FileAttrsCompat):
 
         As in PyTables, with no ``classname`` the start node comes first, then each group
         reached by :meth:`walk_groups` is followed by its children in name order.
+
+        Raises
+        ------
+        HDF5ExtError
+            When the walk reaches a group whose links cannot be listed, or a link whose
+            object cannot be opened and may be a group (a damaged file; the message
+            names it): a walk never leaves a node out silently.  The nodes before it have
+            been yielded.  A dataset HDF5 cannot open is yielded as an
+            :class:`~hyperslab.nodes.link.Unknown` node (its use raises ``HDF5ExtError``).
         """
         start = self.get_node(where)
         cls = class_by_name(classname)

@@ -14,9 +14,9 @@ from collections.abc import Iterator, Mapping
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from hyperslab.codecs.filters import Filters
-from hyperslab.errors import NaturalNameWarning, NoSuchNodeError
+from hyperslab.errors import DataTypeWarning, NaturalNameWarning, NoSuchNodeError
 from hyperslab.nodes.members import is_member, member_failed
-from hyperslab.nodes.naming import is_hidden_name, join_path, normalize_path
+from hyperslab.nodes.naming import is_hidden_name, join_path, normalize_path, not_utf8
 from hyperslab.nodes.node import Node
 from hyperslab.storage import attributes as raw
 from hyperslab.storage import tree
@@ -35,6 +35,11 @@ class Group(Node):
     Children are reached by natural naming (``group.child``), by item access with a name or
     a relative path (``group["a/b"]``), or through :meth:`_f_get_child`.  Iteration yields
     the visible children in name order; hidden ones (``_i_*``, ``_p_*``) are skipped.
+
+    In a damaged file, a child whose object cannot be opened raises ``HDF5ExtError``
+    wherever a node is asked for (natural naming, item access, iteration, walks, the
+    views' values, and the kinds ``_v_groups``, ``_v_leaves``... sort children by); the
+    names (``len``, ``in``, the keys of ``_v_children``) come from the links alone.
 
     Examples
     --------
@@ -59,9 +64,21 @@ class Group(Node):
 
     # ------------------------------------------------------------------ children
     def _g_link_table(self) -> dict[str, Kind | None]:
-        """Every link of the group, in name order: name -> link kind (None: hard link)."""
+        """Every link of the group, in name order: name -> link kind (None: hard link).
+
+        Names that are not UTF-8 (a damaged file) are listed faithfully, their stray bytes
+        as surrogate escapes, with a :class:`~hyperslab.errors.DataTypeWarning` when the
+        group's links are first listed; the nodes they name read as the others do.
+        """
         if self._v__links is None:
-            self._v__links = tree.list_links(self._g_h5id)
+            links = tree.list_links(self._g_h5id)
+            odd = not_utf8(list(links))
+            if odd:
+                warnings.warn(
+                    f"link names of group ``{self._v_pathname}`` that are not UTF-8 are "
+                    f"listed with surrogate escapes for their stray bytes: {odd!r}",
+                    DataTypeWarning, stacklevel=3)
+            self._v__links = links
         return self._v__links
 
     def _g_visible_names(self) -> list[str]:
@@ -114,6 +131,8 @@ class Group(Node):
         ------
         NoSuchNodeError
             If the group has no such child (also an ``AttributeError``).
+        HDF5ExtError
+            If the child's object cannot be opened (a damaged file).
         """
         if "_v_file" not in self.__dict__:  # not set up yet (copying, unpickling)
             raise AttributeError(name)
@@ -247,7 +266,12 @@ class Group(Node):
 
     # ------------------------------------------------------------------ walking
     def _f_iter_nodes(self, classname: str | None = None) -> Iterator[Node]:
-        """Iterate over the visible children (of class ``classname``), in name order."""
+        """Iterate over the visible children (of class ``classname``), in name order.
+
+        Raises ``HDF5ExtError`` on reaching a child that cannot be opened: one HDF5 cannot
+        tell the kind of, or, with a ``classname``, a dataset HDF5 cannot open (its class
+        is unknown: it may be of class ``classname``).
+        """
         file = self._v_file
         cls = file._class_by_name(classname)
         names = self._g_names_of("groups") if classname == "Group" else self._g_visible_names()
@@ -255,6 +279,8 @@ class Group(Node):
             node = file._load_child(self, name)
             if cls is None or isinstance(node, cls):
                 yield node
+            elif node._c_kind is Kind.UNKNOWN:  # an Unknown node: HDF5ExtError if damaged
+                node._g_h5id  # noqa: B018
 
     def _f_list_nodes(self, classname: str | None = None) -> list[Node]:
         """Return the visible children (of class ``classname``) in name order."""

@@ -37,8 +37,14 @@ class State(NamedTuple):
         return self.nslices * self.geometry.slicesize + self.nelements_ilr
 
 
-def malformed(path: str, why: str) -> HDF5ExtError:
-    return HDF5ExtError(f"the column index {path} is malformed: {why}")
+class MalformedIndexError(HDF5ExtError):
+    """An index group HDF5 reads whose attributes or arrays are missing or do not fit
+    each other (queries raise it, naming what is wrong; an index HDF5 cannot read at
+    all, a damaged file, makes them scan instead)."""
+
+
+def malformed(path: str, why: str) -> MalformedIndexError:
+    return MalformedIndexError(f"the column index {path} is malformed: {why}")
 
 
 def _int_attribute(gid: Any, path: str, name: str, default: Any = _GAP) -> int:
@@ -117,4 +123,4 @@ def read_state(gid: Any, path: str, table_chunkrows: int) -> tuple[State, _Array
     return state, arrays
 
 
-__all__ = ["State", "malformed", "open_array", "read_state"]
+__all__ = ["MalformedIndexError", "State", "malformed", "open_array", "read_state"]

@@ -2,12 +2,17 @@
 
 from __future__ import annotations
 
-from typing import ClassVar
+from collections.abc import Iterator
+from typing import Any, ClassVar
 
+from hyperslab.errors import HDF5ExtError
+from hyperslab.nodes.array import EArray
 from hyperslab.nodes.attributeset import NoAttributes
 from hyperslab.nodes.compat import PlainNode
+from hyperslab.nodes.members import is_member, member_failed
 from hyperslab.nodes.naming import normalize_path, split_path
 from hyperslab.nodes.node import Node
+from hyperslab.nodes.table import Table
 from hyperslab.storage import tree
 from hyperslab.storage.tree import Kind
 
@@ -74,7 +79,62 @@ class ExternalLink(Link):
         return f"{filename}:{path}"
 
 
+class NotALeafError(HDF5ExtError, AttributeError, TypeError):
+    """The leaf API asked of an :class:`Unknown` node: an ``HDF5ExtError``, and the
+    ``AttributeError`` (``node.shape``) or ``TypeError`` (``node[0]``) PyTables raises
+    there, so that ``hasattr(node, "shape")`` answers False as in PyTables."""
+
+
+_LEAF_API = frozenset(
+    name for cls in (Table, EArray) for name in dir(cls) if not name.startswith("_")
+)
+"""The public names of leaves (arrays and tables)."""
+
+
 class Unknown(PlainNode):
-    """An HDF5 object hyperslab does not know (a named datatype, say)."""
+    """An HDF5 object that is neither a group nor a dataset hyperslab can open.
+
+    Two kinds of object are ``Unknown`` nodes:
+
+    * objects that open but are neither groups nor datasets (named datatypes).  They
+      have a name, a path and attributes, as every node; what leaves have (``shape``,
+      ``dtype``, ``read()``, ``node[...]``, iteration, reductions, ...) raises
+      :class:`~hyperslab.errors.HDF5ExtError` naming the node and what it is (also an
+      ``AttributeError`` or ``TypeError``, PyTables' answers there);
+    * datasets that HDF5 lists but cannot open (a damaged object header): walks list
+      them, as h5py's ``visit`` does, and every use of them (attributes, title, the
+      leaf API) raises ``HDF5ExtError`` naming the path and what HDF5 reported.
+
+    A link whose object cannot be opened and may be a group (HDF5 cannot even tell what
+    it is) gives no node: ``get_node`` and the walks raise ``HDF5ExtError`` there, as
+    the nodes below it cannot be listed.
+    """
 
     _c_classid: ClassVar[str] = "UNKNOWN"
+
+    def _g_not_a_leaf(self, what: str) -> NotALeafError:
+        named_type = tree.kind_of_id(self._g_h5id) is Kind.NAMED_TYPE
+        kind = "a named datatype" if named_type else "an object of unknown kind"
+        return NotALeafError(
+            f"node ``{self._v_pathname}`` is {kind} in HDF5, neither a group nor a "
+            f"dataset: it has no {what}"
+        )
+
+    def __bool__(self) -> bool:
+        return True
+
+    def __getattr__(self, name: str) -> Any:
+        if is_member(self, name):  # a member's own code failed: its error, not ours
+            return member_failed(self, name)
+        if name in _LEAF_API and "_v_file" in self.__dict__:
+            raise self._g_not_a_leaf(f"``{name}``")
+        raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+
+    def __getitem__(self, key: Any) -> Any:
+        raise self._g_not_a_leaf("items")
+
+    def __iter__(self) -> Iterator[Any]:
+        raise self._g_not_a_leaf("rows")
+
+    def __len__(self) -> int:
+        raise self._g_not_a_leaf("length")

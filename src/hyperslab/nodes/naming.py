@@ -63,6 +63,14 @@ def check_name(name: object) -> str:
     return name
 
 
+def not_utf8(names: list[str]) -> list[str]:
+    """The names listed from bytes that are not UTF-8 (a damaged file, or another
+    program's): hyperslab lists them faithfully, the stray bytes as surrogate escapes
+    (``bytes.decode('utf-8', 'surrogateescape')``), where h5py lists their bytes."""
+    return [name for name in names if not name.isascii()
+            and any("\udc80" <= char <= "\udcff" for char in name)]
+
+
 def is_hidden_name(name: str) -> bool:
     """Whether PyTables hides a node of this name (``_i_*`` indexes, ``_p_*`` private)."""
     return bool(_HIDDEN_NAME.match(name))

@@ -29,11 +29,12 @@ from typing import TYPE_CHECKING, Any, cast
 import numpy as np
 
 from hyperslab._typing import AnyArray
-from hyperslab.errors import OldIndexWarning
+from hyperslab.errors import HDF5ExtError, OldIndexWarning, PerformanceWarning
 from hyperslab.nodes import indexlayout
 from hyperslab.nodes.description import field_of
 from hyperslab.nodes.group import Group
 from hyperslab.nodes.indexbuild import build_index
+from hyperslab.nodes.indexstate import MalformedIndexError
 from hyperslab.nodes.indexstore import ColumnIndex, open_index
 from hyperslab.nodes.tablecols import Column
 from hyperslab.storage import attributes as raw
@@ -243,24 +244,46 @@ class TableIndexes:
 
     def usable(self, columns: Iterable[str] | None = None) -> dict[str, ColumnIndex]:
         """The indexes a query may use now: clean, covering every row and searchable (of
-        ``columns`` only, if given: on a read-only file, only those are opened)."""
+        ``columns`` only, if given: on a read-only file, only those are opened).
+
+        Indexes that HDF5 cannot open or read (a damaged file: HDF5ExtError) are not
+        usable: a query never needs an index to be right, so it scans instead, with a
+        :class:`~hyperslab.errors.PerformanceWarning` naming the table and the damage.
+        Sorted reads, which need the index, raise instead.  An index HDF5 reads but whose
+        arrays or attributes are missing or do not fit raises its
+        :class:`~hyperslab.nodes.indexstate.MalformedIndexError` (an HDF5ExtError naming
+        what is wrong).
+        """
         table = self.table
-        found: dict[str, ColumnIndex] = {}
-        if columns is not None and self._indexes is None and table._v_file.mode == "r":
-            for colpath in columns:
-                index = self.open(colpath)
-                if index is not None:
-                    found[colpath] = index
-        elif self.indexes:
-            with table._exclusive():  # no rows come in between the sync and the check
-                table._ready()  # writes buffered rows, which syncs
-                self.sync()
-                wanted = None if columns is None else set(columns)
+        try:
+            if columns is not None and self._indexes is None and table._v_file.mode == "r":
+                opened = [self.open(colpath) for colpath in columns]
+                return {index.colpath: index for index in opened
+                        if index is not None and index.current and index.searchable}
+            if not self.indexes:
+                return {}
+        except MalformedIndexError:
+            raise
+        except HDF5ExtError as exc:
+            return self._unreadable(exc)
+        with table._exclusive():  # no rows come in between the sync and the check
+            table._ready()  # writes buffered rows, which syncs
+            self.sync()
+            wanted = None if columns is None else set(columns)
+            try:
                 return {path: index for path, index in self.indexes.items()
                         if (wanted is None or path in wanted) and index.current
                         and index.searchable}
-        return {path: index for path, index in found.items()
-                if index.current and index.searchable}
+            except MalformedIndexError:
+                raise
+            except HDF5ExtError as exc:
+                return self._unreadable(exc)
+
+    def _unreadable(self, exc: HDF5ExtError) -> dict[str, ColumnIndex]:
+        warnings.warn(f"the indexes of table {self.table._v_pathname} cannot be read "
+                      f"({exc}); the query scans the table instead", PerformanceWarning,
+                      stacklevel=6)
+        return {}
 
     # ------------------------------------------------------------------ sorted order
     def sortby_index(self, sortby: Any, check_csi: bool) -> ColumnIndex:
@@ -272,6 +295,8 @@ class TableIndexes:
             If ``sortby`` is neither a column name nor a Column of this table.
         ValueError
             If the column has no clean 'full' index, or no CSI one with ``check_csi``.
+        HDF5ExtError
+            If the table's indexes cannot be opened (a damaged file).
         """
         table = self.table
         column = table.cols._f_col(sortby) if isinstance(sortby, str) else sortby
@@ -279,6 +304,7 @@ class TableIndexes:
             raise TypeError(f"`sortby` can only be a `Column` of {table._v_pathname} or a column "
                             f"name, but you passed an object of type: {type(sortby)}")
         pathname = column.pathname
+        self.indexes  # noqa: B018  (indexes that cannot be opened raise HDF5ExtError here)
         index = self.usable().get(pathname)
         if index is None or index.kind != "full":
             state = ("its index is dirty" if pathname in self.indexes and index is None
@@ -317,6 +343,8 @@ class TableIndexes:
             If the index changed between two batches (rows were appended and flushed, or
             changed, by another thread or by the caller's loop): the order read so far
             would not continue.
+        HDF5ExtError
+            If the index lists a row the table does not have (a damaged file).
         """
         table = self.table
         io = table._ready()
@@ -333,6 +361,7 @@ class TableIndexes:
                 rows = next(batches, None)
                 if rows is None:
                     return
+                _check_rows(index, rows, io.nrows)
                 records = io.read_points(rows)
             yield rows, records
 
@@ -344,6 +373,17 @@ class TableIndexes:
         batch_rows = max(_SORTED_BATCH_ROWS, _COPY_BATCH_BYTES // max(1, itemsize))
         for _rows, records in self.sorted_records(index, start, stop, step, batch_rows):
             yield records
+
+
+def _check_rows(index: ColumnIndex, rows: AnyArray, nrows: int) -> None:
+    """Refuse row numbers an index lists that are not rows of the table (one check of a
+    batch of rows, before they are read)."""
+    if len(rows) and (int(rows.min()) < 0 or int(rows.max()) >= nrows):
+        bad = int(rows.max()) if int(rows.max()) >= nrows else int(rows.min())
+        raise HDF5ExtError(
+            f"the index {index.path} lists row {bad} of a table of {nrows} rows: the index "
+            f"is damaged"
+        )
 
 
 class IndexedTable:

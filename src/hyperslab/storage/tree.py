@@ -81,7 +81,14 @@ def _name_of(oid: h5o.ObjectID) -> str:
 
 
 def child_kind(gid: h5g.GroupID, name: str) -> Kind:
-    """Return what the link ``name`` of a group points at, without opening it."""
+    """Return what the link ``name`` of a group points at, without opening it.
+
+    Raises
+    ------
+    HDF5ExtError
+        If the link, or the header of the object behind a hard link, cannot be read (a
+        damaged file): what it points at is unknown, a group maybe.
+    """
     bname = name.encode("utf-8", "surrogateescape")
     try:
         link_type = gid.links.get_info(bname).type
@@ -94,8 +101,9 @@ def child_kind(gid: h5g.GroupID, name: str) -> Kind:
         if _HAS_OBJINFO:
             return _STAT_KIND.get(h5g.get_objinfo(gid, bname).type, Kind.UNKNOWN)
         objinfo = h5o.get_info(gid, bname)
-    except (KeyError, *_HDF5_ERRORS):
-        return Kind.UNKNOWN
+    except (KeyError, *_HDF5_ERRORS) as exc:  # the hard link is there: its object is not
+        raise _damaged(f"read the object at {name!r} in group {_name_of(gid)!r}",
+                       exc) from exc
     return _OBJ_KIND.get(objinfo.type, Kind.UNKNOWN)
 
 
