@@ -200,7 +200,8 @@ def judge(path: str, hs: Any, h5: Any, pristine: Any = MISSING, approx: bool = F
         return "ok"
     if pristine is not MISSING and same(ours, canonical(pristine), approx):
         return "ok-pristine"
-    if isinstance(h5, (OracleSkipped, MemoryError)):
+    if isinstance(h5, (OracleSkipped, MemoryError)) or (
+            isinstance(h5, ValueError) and "array is too big" in str(h5)):
         # h5py could not read it, or not hold it: a damaged extent of 2**40 rows is legal
         # (sparse) data that hyperslab streams or reduces in closed form; those answers
         # are checked against NumPy on sparse arrays by test_reductions and test_queries.

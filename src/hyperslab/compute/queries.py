@@ -31,7 +31,7 @@ from typing import Any, TypeVar
 
 import numpy as np
 
-from hyperslab.chunked.allocation import check_result_size, machine_memory
+from hyperslab.chunked.allocation import check_result_size, format_bytes, machine_memory
 from hyperslab.compute import indexed
 from hyperslab.compute.conditions import (
     BoundCondition,
@@ -378,8 +378,17 @@ def _gathered(
     start, stop, step = window
 
     def at_least(count: int) -> None:
-        check_result_size((count,), dtype.itemsize,
-                          f"the rows of {table._v_pathname} that fulfil the condition")
+        what = f"the rows of {table._v_pathname} that fulfil the condition"
+        check_result_size((count,), dtype.itemsize, what)
+        # Rows of chunks never written (the fill value, which matches): a result mostly
+        # made of them is refused past an eighth of the memory, the bound the gatherer
+        # trusts (a damaged extent of 2**31 rows would otherwise be gathered for minutes).
+        if count * dtype.itemsize > machine_memory() // 8:
+            raise MemoryError(
+                f"at least {count} rows of {table._v_pathname} that were never written "
+                f"(their fill value) fulfil the condition: gathering them needs "
+                f"{format_bytes(count * dtype.itemsize)}, more than an eighth of this "
+                f"machine's memory; iterate over where() instead")
 
     results, examined = _scan(table, bound, start, stop, step, collect, at_least)
     gatherer = _Gatherer(dtype, examined)

@@ -60,15 +60,19 @@ class EArray(CArray):
     def extdim(self) -> int:
         """The extendable dimension (``EXTDIM``, or the first unlimited one).
 
-        An ``EXTDIM`` that names no unlimited dimension of the dataset (a damaged file) is
-        not trusted: the dataset's own first unlimited dimension is used.
+        An ``EXTDIM`` that names no unlimited dimension of the dataset, or that cannot be
+        read (a damaged file), is not trusted: the dataset's own first unlimited dimension
+        is used.
         """
         maxshape = self._dataset.maxshape
-        if raw.has_attribute(self._g_h5id, "EXTDIM"):
-            extdim = raw.read_attribute(self._g_h5id, "EXTDIM")
-            if isinstance(extdim, (int, np.integer)) and 0 <= extdim < len(maxshape) and (
-                    maxshape[extdim] is None):
-                return int(extdim)
+        try:
+            extdim = (raw.read_attribute(self._g_h5id, "EXTDIM")
+                      if raw.has_attribute(self._g_h5id, "EXTDIM") else None)
+        except HDF5ExtError:  # damaged attribute messages: the data may still read
+            extdim = None
+        if isinstance(extdim, (int, np.integer)) and 0 <= extdim < len(maxshape) and (
+                maxshape[extdim] is None):
+            return int(extdim)
         return next((i for i, m in enumerate(maxshape) if m is None), 0)
 
     @property
