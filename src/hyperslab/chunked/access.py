@@ -6,6 +6,7 @@ blosc2 partial decompression) serve what they can and leave the rest here.
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import numpy as np
@@ -61,9 +62,14 @@ def read_selection(
         return finish_read(plan, dataset.read(()), item_shape)
     sparse = dataset.chunks is not None and spans_more_chunks(plan.h5key, shape,
                                                                 dataset.chunks)
-    if engine is not None and engine.kind is not None and sparse:
+    # HDF5 crashes on or misreads strided and point selections far into a huge extent.
+    overflows = dataset.selection_overflows(plan.h5key)
+    if engine is not None and engine.kind is not None and (sparse or overflows):
         # Few items spread over many chunks: only the chunks holding them are visited.
         return finish_read(plan, engine.read_gather(plan.h5key), item_shape)
+    if overflows:
+        return finish_read(plan, _read_through_box(dataset, plan.h5key, plan.shape),
+                           item_shape)
     if sparse and not dataset.dtype.hasobject:
         # HDF5 would visit every chunk of the selection's bounding box: read points.
         data = dataset.read_elements(selected_coords(plan.h5key, shape))
@@ -77,6 +83,40 @@ def read_selection(
             return out
         return finish_read(plan, engine.read_gather(plan.h5key), item_shape)
     return finish_read(plan, dataset.read(plan.h5key), item_shape)
+
+
+_BOX_SLACK = 16
+"""A strided selection HDF5 cannot take is read as its bounding box when that holds at most
+this many times the selection's items (or ``_BOX_MIN_BYTES``); else it is refused."""
+_BOX_MIN_BYTES = 1 << 26
+
+
+def _read_through_box(dataset: Dataset, h5key: tuple[Any, ...], shape: Shape) -> AnyArray:
+    """``dataset.read(h5key)`` as a unit-step box read and a NumPy selection of it.
+
+    Raises
+    ------
+    HDF5ExtError
+        If the box is much bigger than the selection (see ``_BOX_SLACK``).
+    """
+    box: list[Any] = []
+    inner: list[Any] = []
+    for item in h5key:
+        if isinstance(item, slice):
+            first, last = item.start, item.start + (len(range(
+                item.start, item.stop, item.step)) - 1) * item.step
+            box.append(slice(first, last + 1))
+            inner.append(slice(None, None, item.step))
+        elif isinstance(item, np.ndarray):
+            box.append(slice(int(item[0]), int(item[-1]) + 1))
+            inner.append(item - item[0])
+        else:
+            box.append(item)
+    itemsize = dataset.dtype.itemsize
+    nbytes = math.prod(b.stop - b.start for b in box if isinstance(b, slice)) * itemsize
+    if nbytes > max(_BOX_SLACK * math.prod(shape) * itemsize, _BOX_MIN_BYTES):
+        return dataset.read(h5key)  # refused there, naming the selection
+    return dataset.read(tuple(box))[tuple(inner)]
 
 
 def _fits(out: AnyArray, shape: Shape, dtype: np.dtype[Any]) -> bool:

@@ -20,7 +20,7 @@ from h5py import h5d, h5f, h5i, h5p, h5s, h5t, h5z
 
 from hyperslab._typing import AnyArray, Shape
 from hyperslab.errors import FilterNotAvailableError, HDF5ExtError, NotChunkedError
-from hyperslab.storage import compound
+from hyperslab.storage import compound, extent
 from hyperslab.storage.chunkindex import ChunkIndex, ChunkLocation
 from hyperslab.storage.rawchunks import FileAccess, RawChunks, SparseChunk
 
@@ -221,6 +221,7 @@ class Dataset:
         "_raw",
         "_read_only",
         "_shape",
+        "_shortfall",
         "before_lookup",
         "before_resize",
         "dsid",
@@ -259,6 +260,7 @@ class Dataset:
         self._chunks: Shape | object | None = _UNSET
         self._read_only: bool | None = None
         self._shape: Shape | None = None
+        self._shortfall: str | object | None = _UNSET
 
     def _init_compound(self, ftype: h5t.TypeID) -> None:
         """Compound datasets: all I/O in the file type, viewed as the layout dtype."""
@@ -502,6 +504,35 @@ class Dataset:
             dsid = h5d.create(scratch.id, b"fill", self.dsid.get_type(), space, dcpl=dcpl)
             return np.asarray(h5py.Dataset(dsid)[(0,) * rank])
 
+    def selection_overflows(self, key: Any) -> bool:
+        """Whether HDF5 would crash on or misread the strided or listed selection ``key``
+        (one reaching 2**63 bytes into a huge extent, see :mod:`.extent`): it must be read
+        through the raw chunks or as a unit-step box instead."""
+        return extent.key_beyond(self.shape, self._dtype.itemsize, key)
+
+    def _check_storage(self) -> None:
+        """Refuse reads of a contiguous dataset whose storage is smaller than its extent
+        (checked once: neither can change)."""
+        message = self._shortfall
+        if message is _UNSET:
+            message = self._shortfall = (
+                None if self.chunks is not None or self.is_null
+                else extent.contiguous_shortfall(self.dsid, self.name, self.shape))
+        if message is not None:
+            raise HDF5ExtError(message)
+
+    def _check_selection(self, key: Any, verb: str = "read") -> None:
+        """Refuse a strided selection HDF5 would crash on (see :mod:`.extent`)."""
+        if self.selection_overflows(key):
+            raise extent.selection_limit_error(self.name, self.shape, key, verb)
+
+    def _check_points(self, points: AnyArray, verb: str = "read",
+                      shape: Shape | None = None) -> None:
+        """Refuse a point selection HDF5 would misread (see :mod:`.extent`)."""
+        shape = self.shape if shape is None else shape
+        if extent.points_beyond(shape, self._dtype.itemsize, points):
+            raise extent.selection_limit_error(self.name, shape, "points", verb)
+
     def storage_size(self) -> int:
         """Bytes allocated in the file for the data (compressed size)."""
         return int(self.dsid.get_storage_size())
@@ -516,7 +547,15 @@ class Dataset:
 
         Compound datasets take ``()``, Ellipsis, ints and positive-step slices only, and are
         read in the file type (raw records of the layout dtype).
+
+        Raises
+        ------
+        HDF5ExtError
+            For a damaged dataset: a contiguous one whose storage is smaller than its
+            extent, or a strided `key` of one whose extent HDF5 cannot address.
         """
+        self._check_storage()
+        self._check_selection(key)
         try:
             if self.is_null:
                 return np.empty((0,), dtype=self._dtype)
@@ -538,6 +577,7 @@ class Dataset:
 
     def write(self, key: Any, value: AnyArray) -> None:
         """Write ``value`` (already of the dataset's dtype and broadcastable) at ``key``."""
+        self._check_selection(key, "write")
         if self._layout is not None:
             assert self._mtype is not None
             sel = compound.selection_of(key, self.shape)
@@ -649,6 +689,10 @@ class Dataset:
         """
         sel = compound.rows_selection(start, count, step, self._nrows())
         out = compound.check_out(out, self._dtype, sel.counts[0])
+        self._check_storage()
+        if step > 1:
+            first = sel.starts[0]
+            self._check_selection(slice(first, first + sel.counts[0] * step, step))
         try:
             return compound.read_selection(self.dsid, self._memory_type(), self._dtype, sel, out)
         except OSError as exc:
@@ -666,8 +710,11 @@ class Dataset:
         ValueError
             As :meth:`read_rows`.
         """
-        points = compound.check_points(coords, self._nrows())
+        nrows = self._nrows()
+        points = compound.check_points(coords, nrows)
         out = compound.check_out(out, self._dtype, points.shape[0])
+        self._check_storage()
+        self._check_points(points, shape=(nrows,))
         if 0 < points.shape[0] <= _RAW_POINTS_MAX and self._raw_points(points, out):
             return out
         if points.shape[0]:
@@ -695,6 +742,8 @@ class Dataset:
         out = np.empty((points.shape[0],), dtype=self._dtype)
         if not points.shape[0]:
             return out
+        self._check_storage()
+        self._check_points(points)
         fspace = self.dsid.get_space()
         fspace.select_elements(points)
         mspace = h5s.create_simple((points.shape[0],))
@@ -738,6 +787,8 @@ class Dataset:
         sel = compound.rows_selection(start, values.shape[0], step, self._nrows())
         if not values.shape[0]:
             return
+        first = sel.starts[0]
+        self._check_selection(slice(first, first + values.shape[0] * step, step), "write")
         mtype, dtype = self._memory_type(), self._dtype
         key = slice(sel.starts[0], sel.starts[0] + (sel.counts[0] - 1) * sel.steps[0] + 1, step)
         self._guarded_write(
@@ -764,6 +815,7 @@ class Dataset:
             ) from exc
         if not points.shape[0]:
             return
+        self._check_points(points, "write")
         mtype = self._memory_type()
 
         def transfer() -> None:

@@ -1,0 +1,212 @@
+"""Damaged (or extreme) files whose reads HDF5 gets wrong: hyperslab must never hand HDF5
+a selection it crashes on or misreads, and must refuse what no reader can get right.
+
+* Strided and point selections reaching 2**64 bytes into a huge extent crash HDF5
+  (SIGSEGV), hang it or read other elements; such extents come from a damaged dataspace
+  or from a legal sparse dataset.  They run in a child process, so that a crash fails the
+  test instead of killing it.
+* A contiguous dataset whose extent outgrew its storage: HDF5 returns bytes past the
+  storage, or its first bytes again; hyperslab raises HDF5ExtError on every read path.
+"""
+
+from __future__ import annotations
+
+import pickle
+import struct
+import subprocess
+import sys
+import textwrap
+from collections.abc import Callable
+from pathlib import Path
+
+import h5py
+import hdf5plugin
+import numpy as np
+import pytest
+
+import hyperslab as hs
+from hyperslab.errors import HDF5ExtError
+
+# ----------------------------------------------------------- selections far into an extent
+
+WIDE = 2**57
+"""Columns of the wide datasets: row 32 of int32 starts 2**64 bytes in."""
+
+WIDE_KEYS = [
+    np.s_[36:0:-2, 8:0:-2], np.s_[::3, :9:2], np.s_[[1, 5, 30], 2:7:2], np.s_[1:37:5, 3],
+    np.s_[::-1, 0:4], np.s_[0:8:2, 0:4], np.s_[5, 0:9:3], np.s_[[36, 2, 33], 8],
+    np.s_[30:37, 1:9],
+]
+DEEP_KEYS = [np.s_[::2, ::-2, 0:9:2], np.s_[8:0:-3, 1, 2:6], np.s_[:, :, 0:9:4],
+             np.s_[[0, 3, 8], 1:5, 2]]
+
+
+def _wide_file(path: Path) -> np.ndarray:
+    """(37, 2**57) int32 and (9, 9, 2**58) int8 datasets, written in their first columns,
+    unfiltered, zlib and Blosc2 (hdf5plugin): what h5py's unit-step reads return."""
+    data = np.random.default_rng(7).integers(-1000, 1000, (37, 9), dtype=np.int32)
+    filters = {"plain": {}, "zlib": {"compression": "gzip"}, "blosc2": dict(hdf5plugin.Blosc2())}
+    with h5py.File(path, "w") as f:
+        for name, kwargs in filters.items():
+            wide = f.create_dataset(name, shape=(37, WIDE), maxshape=(None, WIDE),
+                                    dtype="i4", chunks=(8, 4), **kwargs)
+            wide[:, :9] = data
+            deep = f.create_dataset(f"{name}3", shape=(9, 9, 2 * WIDE),
+                                    maxshape=(None, 9, 2 * WIDE), dtype="i1",
+                                    chunks=(4, 4, 4), **kwargs)
+            deep[:, :, :9] = (data[:9, :9, None] + np.arange(9)).astype(np.int8)
+    return data
+
+
+READ_IN_CHILD = textwrap.dedent(r"""
+    import pickle, sys
+    import hyperslab as hs
+    with open(sys.argv[2], "rb") as stream:
+        reads = pickle.load(stream)
+    results = []
+    with hs.open_file(sys.argv[1]) as f:
+        for name, key in reads:
+            try:
+                results.append(f.get_node("/" + name)[key])
+            except Exception as exc:
+                results.append(f"{type(exc).__name__}: {exc}")
+    with open(sys.argv[2], "wb") as stream:
+        pickle.dump(results, stream)
+""")
+
+
+def test_strided_and_point_reads_far_into_a_huge_extent(tmp_path: Path) -> None:
+    path = tmp_path / "wide.h5"
+    _wide_file(path)
+    reads = [(name, key) for name in ("plain", "zlib", "blosc2") for key in WIDE_KEYS]
+    reads += [(f"{name}3", key) for name in ("plain", "zlib", "blosc2") for key in DEEP_KEYS]
+    exchange = tmp_path / "reads.pickle"
+    exchange.write_bytes(pickle.dumps(reads))
+    child = subprocess.run([sys.executable, "-c", READ_IN_CHILD, str(path), str(exchange)],
+                           capture_output=True, text=True, timeout=300)
+    assert child.returncode == 0, child.stderr[-3000:]
+    results = pickle.loads(exchange.read_bytes())
+    with h5py.File(path, "r") as f:
+        for (name, key), got in zip(reads, results, strict=True):
+            box = f[name][:, :9] if name[-1] != "3" else f[name][:, :, :9]  # unit steps
+            np.testing.assert_array_equal(got, box[key], err_msg=f"{name}{key}")
+
+
+def test_the_storage_layer_refuses_what_hdf5_would_crash_on(tmp_path: Path) -> None:
+    """The backstop: Dataset.read and read_elements never pass such a selection to HDF5
+    (in a child: without the check, HDF5 crashes or returns other elements)."""
+    path = tmp_path / "wide.h5"
+    data = _wide_file(path)
+    code = textwrap.dedent(r"""
+        import sys, h5py, numpy as np
+        from hyperslab.errors import HDF5ExtError
+        from hyperslab.storage.datasets import Dataset
+        with h5py.File(sys.argv[1], "r") as f:
+            dataset = Dataset(f["zlib"].id)
+            for read in (lambda: dataset.read((slice(0, 37, 2), slice(0, 4))),
+                         lambda: dataset.read_elements(np.array([[36, 8], [0, 0]]))):
+                try:
+                    read()
+                    print("read")
+                except HDF5ExtError as exc:
+                    print("refused:", exc)
+            print(dataset.read_elements(np.array([[15, 8], [3, 1]])).tolist())
+            print(dataset.read((slice(30, 37), slice(8, 9))).ravel().tolist())
+    """)
+    child = subprocess.run([sys.executable, "-c", code, str(path)], capture_output=True,
+                           text=True, timeout=120)
+    assert child.returncode == 0, child.stderr[-3000:]
+    lines = child.stdout.splitlines()
+    assert lines[0].startswith("refused:") and "'/zlib'" in lines[0]
+    assert "(37, 144115188075855872)" in lines[0] and "2**63 bytes" in lines[0]
+    assert lines[1].startswith("refused:")
+    assert lines[2] == str([int(data[15, 8]), int(data[3, 1])])  # not far: HDF5 reads it
+    assert lines[3] == str(data[30:37, 8].tolist())  # unit-step boxes read right
+
+
+def test_rows_far_into_a_huge_table_are_refused(tmp_path: Path) -> None:
+    """1-D (a table grown sparse): near rows read through HDF5, far ones are refused (in
+    a child: without the check, HDF5 loops for minutes)."""
+    path = tmp_path / "rows.h5"
+    dtype = np.dtype([("i", "<i8"), ("x", "<f8")])
+    rows = np.zeros(100, dtype)
+    rows["i"] = np.arange(100)
+    with h5py.File(path, "w") as f:
+        table = f.create_dataset("t", shape=(2**60,), maxshape=(None,), dtype=dtype,
+                                 chunks=(16,), compression="gzip")
+        table[:100] = rows
+    code = textwrap.dedent(r"""
+        import sys, h5py
+        from hyperslab.errors import HDF5ExtError
+        from hyperslab.storage.datasets import Dataset
+        with h5py.File(sys.argv[1], "r") as f:
+            dataset = Dataset(f["t"].id)
+            print(dataset.read_rows(3, 5, 7)["i"].tolist())
+            print(dataset.read_points([99, 2])["i"].tolist())
+            for read in (lambda: dataset.read_rows(0, 2, 2**59),
+                         lambda: dataset.read_points([0, 2**59 + 1])):
+                try:
+                    read()
+                    print("read")
+                except HDF5ExtError as exc:
+                    print("refused:", exc)
+    """)
+    child = subprocess.run([sys.executable, "-c", code, str(path)], capture_output=True,
+                           text=True, timeout=120)
+    assert child.returncode == 0, child.stderr[-3000:]
+    lines = child.stdout.splitlines()
+    assert lines[:2] == ["[3, 10, 17, 24, 31]", "[99, 2]"]
+    assert lines[2].startswith("refused:") and "'/t'" in lines[2]
+    assert lines[3].startswith("refused:") and "points" in lines[3]
+
+
+# ----------------------------------------------------------- contiguous storage too small
+
+def _grown_contiguous(path: Path) -> np.ndarray:
+    """A (7, 6) int8 Array whose dataspace says (7, 7), as a flipped byte makes it (the
+    layout message still records the 42 bytes written); a 12-byte dataset follows it."""
+    small = np.arange(42, dtype=np.int8).reshape(7, 6)
+    with hs.open_file(path, "w") as f:
+        f.create_array("/", "small", small)
+        f.create_array("/", "after", np.full(12, 99, dtype=np.int8))
+    data = path.read_bytes()
+    dims = struct.pack("<4Q", 7, 6, 7, 6)  # size and maximum size
+    assert data.count(dims) == 1
+    path.write_bytes(data.replace(dims, struct.pack("<4Q", 7, 7, 7, 7)))
+    with h5py.File(path, "r") as f:  # HDF5 reads it, from bytes past the storage
+        assert f["small"].shape == (7, 7) and f["small"].id.get_storage_size() == 42
+    return small
+
+
+CONTIGUOUS_READS = {
+    "slice": lambda n: n[:], "step": lambda n: n[::2, :], "item": lambda n: n[6, 5],
+    "points": lambda n: n[[0, 3, 6]], "unsorted": lambda n: n[[6, 0], :],
+    "negstep": lambda n: n[6:0:-2, 5:0:-2], "read": lambda n: n.read(),
+    "read-step": lambda n: n.read(1, 7, 3), "iterrows": lambda n: list(n.iterrows(1, 7, 2)),
+    "sum": lambda n: n.sum(), "max": lambda n: n.max(axis=0),
+    "expr": lambda n: hs.Expr("a * 2", {"a": n}).eval(), "empty-key": lambda n: n[()],
+}
+
+
+@pytest.mark.parametrize("read", CONTIGUOUS_READS.values(), ids=CONTIGUOUS_READS.keys())
+def test_a_contiguous_extent_past_its_storage_raises(tmp_path: Path, read: Callable) -> None:
+    path = tmp_path / "grown.h5"
+    _grown_contiguous(path)
+    with hs.open_file(path) as f:
+        n = f.root.small
+        assert n.shape == (7, 7)
+        with pytest.raises(HDF5ExtError, match=r"'/small'.*\(7, 7\).*49 bytes.*holds 42"):
+            read(n)
+        assert f.root.after[:].tolist() == [99] * 12  # the rest of the file reads on
+
+
+def test_contiguous_datasets_not_allocated_or_external_still_read(tmp_path: Path) -> None:
+    path = tmp_path / "lazy.h5"
+    values = np.arange(25, dtype=np.int32).reshape(5, 5)
+    with h5py.File(path, "w") as f:
+        f.create_dataset("unwritten", shape=(5, 5), dtype="i4", fillvalue=3)
+        f.create_dataset("outside", shape=(5, 5), dtype="i4",
+                         external=[(str(tmp_path / "outside.bin"), 0, 100)])[...] = values
+    with hs.open_file(path) as f:
+        assert f.root.unwritten[::2, 1].tolist() == [3, 3, 3]
+        assert f.root.outside[::2, 1].tolist() == values[::2, 1].tolist()
