@@ -460,3 +460,21 @@ def test_reductions_over_a_runaway_extent_take_the_time_of_the_written_chunks(
         np.testing.assert_array_equal(e.max(axis=0), [57.0, 58.0, 59.0])
         assert x.sum() == np.arange(50.0).sum() and x.mean() == np.arange(50.0).sum() / 2**40
         assert time.perf_counter() - began < 10
+
+
+def test_uniform_tiles_of_more_than_2_64_elements_wrap_as_numpy_integers_do() -> None:
+    """Closed forms for counts past 2**64: integer sums and products wrap as repeated
+    additions and products would (modulo 2**64), floats overflow to inf."""
+    from hyperslab.compute.reductions import _uniform_fold
+
+    count = 2**70 + 3
+    tile = tiles.Uniform(np.int64(3), (count,))
+    assert _uniform_fold("sum", np.add, tile, (0,), {})[0] == 9  # 3 * 3 modulo 2**64
+    assert _uniform_fold("prod", np.multiply, tile, (0,), {})[0] == 27  # 3**(2**62) == 1
+    even = tiles.Uniform(np.int64(2), (count,))
+    assert _uniform_fold("prod", np.multiply, even, (0,), {})[0] == 0
+    small = tiles.Uniform(np.int64(3), (5,))
+    assert _uniform_fold("prod", np.multiply, small, (0,), {})[0] == 243
+    with np.errstate(over="ignore"):
+        huge = tiles.Uniform(np.float64(1.5), (count,))
+        assert _uniform_fold("prod", np.multiply, huge, (0,), {})[0] == np.inf

@@ -214,11 +214,16 @@ def _uniform_fold(op: str, ufunc: np.ufunc, tile: Uniform, axes: tuple[int, ...]
     count = math.prod(tile.shape[d] for d in axes)
     if op not in ("sum", "prod") or partial.dtype.kind == "b" or count == 1:
         return partial
-    if op == "sum":
-        factor = np.asarray(count, dtype=np.uint64).astype(partial.dtype)
-        return np.multiply(partial, factor)
-    return np.power(partial, np.asarray(count, dtype=np.uint64).astype(
-        partial.dtype if partial.dtype.kind in "fc" else np.int64))
+    if partial.dtype.kind in "fc":  # counts past 2**64 are fine as floats
+        number = partial.dtype.type(count)
+        return np.multiply(partial, number) if op == "sum" else np.power(partial, number)
+    if op == "sum":  # integers wrap: only the count modulo 2**64 matters
+        return np.multiply(partial, np.asarray(count % 2**64, dtype=np.uint64).astype(
+            partial.dtype))
+    # x**n modulo 2**64 depends on n modulo 2**62 for odd x (the unit group's exponent),
+    # and is 0 for even x once n >= 64: an exponent past 2**63 is folded keeping both.
+    exponent = count if count < 2**63 else 2**62 + count % 2**62
+    return np.power(partial, np.asarray(exponent, dtype=np.int64))
 
 
 def _neutral(op: str, dtype: np.dtype[Any]) -> Any:
