@@ -7,6 +7,9 @@ a selection it crashes on or misreads, and must refuse what no reader can get ri
   test instead of killing it.
 * A contiguous dataset whose extent outgrew its storage: HDF5 returns bytes past the
   storage, or its first bytes again; hyperslab raises HDF5ExtError on every read path.
+* A small Blosc2 chunk whose frame HDF5's filter decodes only in part (a damaged block
+  shape, a chunk marked uninitialized): the rest is whatever the filter's buffer held.
+  Reads of many small chunks go through HDF5, so hyperslab checks their frames first.
 """
 
 from __future__ import annotations
@@ -210,3 +213,53 @@ def test_contiguous_datasets_not_allocated_or_external_still_read(tmp_path: Path
     with hs.open_file(path) as f:
         assert f.root.unwritten[::2, 1].tolist() == [3, 3, 3]
         assert f.root.outside[::2, 1].tolist() == values[::2, 1].tolist()
+
+
+# ----------------------------------------------------------- Blosc2 frames the filter half-decodes
+
+CUBE = np.random.default_rng(3).normal(size=(13, 11, 7)).round(2)
+BAD_CHUNK = (5, 8, 3)
+
+
+def _damaged_cube(path: Path, damage: str) -> None:
+    """A (13, 11, 7) float64 CArray in (5, 4, 3) Blosc2 chunks (480 bytes: reads of more
+    than a few go through HDF5's filter), the chunk at (5, 8, 3) damaged as the fuzz
+    found it: the metalayer's block shape (5, 4, 3) made (5, 4, 94), or the inner chunk
+    flagged as uninitialized."""
+    with hs.open_file(path, "w") as f:
+        f.create_carray("/", "cube", obj=CUBE, chunkshape=(5, 4, 3),
+                        filters=hs.Filters(5, "blosc2:lz4", shuffle=True))
+    with h5py.File(path, "r") as f:
+        info = f["cube"].id.get_chunk_info_by_coord(BAD_CHUNK)
+    data = bytearray(path.read_bytes())
+    frame = data[info.byte_offset : info.byte_offset + info.size]
+    if damage == "block shape":
+        shapes = bytes.fromhex("93d200000005d200000004d200000003")  # msgpack [5, 4, 3]
+        assert frame.count(shapes) == 2  # the chunk shape, then the block shape
+        data[info.byte_offset + frame.rindex(shapes) + len(shapes) - 1] = 94
+    else:
+        flags = info.byte_offset + int.from_bytes(frame[11:15], "big") + 31
+        data[flags] = (data[flags] & 0x8F) | 0x40  # special value kind 4: uninitialized
+    path.write_bytes(bytes(data))
+
+
+HALF_DECODED_READS = {
+    "all": lambda n: n[...], "slice": lambda n: n[4:13, 3:11, 2:7],
+    "step": lambda n: n[1::3, 1::3, 1::3], "negstep": lambda n: n[::-1, :, :],
+    "iterrows": lambda n: list(n.iterrows(1, 13, 2)), "mean": lambda n: n.mean(axis=-1),
+    "read": lambda n: n.read(), "points": lambda n: n[[0, 6, 12]],
+}
+
+
+@pytest.mark.parametrize("damage", ["block shape", "uninitialized"])
+@pytest.mark.parametrize("read", HALF_DECODED_READS.values(), ids=HALF_DECODED_READS.keys())
+def test_a_blosc2_frame_the_filter_half_decodes_is_refused(
+        tmp_path: Path, damage: str, read: Callable) -> None:
+    path = tmp_path / "cube.h5"
+    _damaged_cube(path, damage)
+    with hs.open_file(path) as f:
+        n = f.root.cube
+        with pytest.raises(HDF5ExtError, match=r"chunk at \(5, 8, 3\) of dataset '/cube'"):
+            read(n)
+        np.testing.assert_array_equal(n[0:5, :, :], CUBE[0:5])  # other chunks read right
+        np.testing.assert_array_equal(n[5:13, 0:8, :], CUBE[5:13, 0:8])

@@ -66,6 +66,7 @@ from hyperslab.errors import (
     HDF5ExtError,
     NoSuchChunkError,
 )
+from hyperslab.storage import spans
 from hyperslab.storage.chunkindex import (
     ChunkIndex,
     ChunkLocation,
@@ -319,6 +320,12 @@ class RawChunks:
     def uses_pread(self) -> bool:
         """Whether raw reads use ``os.pread`` (a read-only file with the sec2 driver)."""
         return self._fd is not None
+
+    def read_spans(self, starts: Any, length: int) -> Any:
+        """``length`` bytes at each file address in ``starts`` (see
+        :func:`~hyperslab.storage.spans.read_spans`), on read-only files; None elsewhere."""
+        fd = self._fd
+        return None if fd is None or not self._dsid.id else spans.read_spans(fd, starts, length)
 
     def read_pieces(self, pieces: Sequence[tuple[tuple[int, ...], int, int]]) -> bytes | None:
         """The stored bytes of each ``(chunk coords, start, nbytes)``, concatenated, with
