@@ -21,6 +21,7 @@ import sys
 import textwrap
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import h5py
 import hdf5plugin
@@ -29,6 +30,7 @@ import pytest
 
 import hyperslab as hs
 from hyperslab.errors import HDF5ExtError
+from hyperslab.storage import chunkindex
 
 # ----------------------------------------------------------- selections far into an extent
 
@@ -263,3 +265,60 @@ def test_a_blosc2_frame_the_filter_half_decodes_is_refused(
             read(n)
         np.testing.assert_array_equal(n[0:5, :, :], CUBE[0:5])  # other chunks read right
         np.testing.assert_array_equal(n[5:13, 0:8, :], CUBE[5:13, 0:8])
+
+
+# ----------------------------------------------------------- a chunk index entry out of range
+
+STACK = np.random.default_rng(5).normal(size=(19, 5, 3)).astype(np.float32)
+
+
+def _stack_with_a_bad_index_entry(path: Path) -> None:
+    """An unfiltered (19, 5, 3) float32 dataset in (4, 2, 2) chunks whose B-tree key for
+    the chunk at (0, 4, 2) got a first coordinate past 2**63 (as the fuzz found it)."""
+    with h5py.File(path, "w") as f:
+        f.create_dataset("stack", data=STACK, chunks=(4, 2, 2), maxshape=(None, 5, 3))
+    data = path.read_bytes()
+    key = struct.pack("<II4Q", 64, 0, 0, 4, 2, 0)  # size, filter mask, chunk offset
+    assert data.count(key) == 1
+    bad = struct.pack("<II4Q", 64, 0, 0x8A26AB21F4 << 24, 4, 2, 0)
+    path.write_bytes(data.replace(key, bad))
+
+
+INDEX_READS = {
+    "all": np.s_[...], "step": np.s_[1::3, 1::3, 1::3], "item": np.s_[18, 4, 2],
+    "bad item": np.s_[1, 4, 2], "points": np.s_[[0, 9, 18], 4], "negstep": np.s_[::-2],
+    "bad chunk": np.s_[0:4, 4:5, 2:3],
+}
+
+
+@pytest.mark.parametrize("key", INDEX_READS.values(), ids=INDEX_READS.keys())
+def test_a_chunk_index_entry_out_of_range_leaves_the_other_chunks_readable(
+        tmp_path: Path, key: Any) -> None:
+    """HDF5 cannot find the chunk such an entry stands for, and reads it as the fill
+    value; hyperslab's index leaves the entry out too, so every read agrees with h5py's,
+    which is the data written everywhere else."""
+    path = tmp_path / "stack.h5"
+    _stack_with_a_bad_index_entry(path)
+    with h5py.File(path, "r") as f:
+        expected = f["stack"][...]
+        last_chunk = f["stack"].id.read_direct_chunk((16, 4, 2))[1]
+    assert not expected[0:4, 4, 2].any()  # HDF5: the fill value
+    expected_too = expected.copy()
+    expected_too[0:4, 4, 2] = STACK[0:4, 4, 2]
+    np.testing.assert_array_equal(expected_too, STACK)  # h5py: the data everywhere else
+    with hs.open_file(path) as f:
+        np.testing.assert_array_equal(f.root.stack[key], expected[key])
+        assert f.root.stack.read_chunk((16, 4, 2)) == last_chunk  # found raw too
+
+
+def test_chunk_listing_leaves_out_entries_out_of_range_when_not_strict() -> None:
+    def iterate(callback: Callable) -> None:
+        callback(((0,), 0, 4096, 100))
+        callback(((2**64 - 10,), 0, 8192, 100))  # a damaged key
+        callback(((10,), 0, 2**64 - 1, 100))  # a damaged address
+        callback(((20,), 0, 9000, 100))
+
+    starts, offsets, _, _ = chunkindex.collect_chunks(iterate, 1, strict=False)
+    assert starts.tolist() == [[0], [20]] and offsets.tolist() == [4096, 9000]
+    with pytest.raises(HDF5ExtError, match="out of range"):
+        chunkindex.collect_chunks(iterate, 1)
