@@ -322,3 +322,39 @@ def test_chunk_listing_leaves_out_entries_out_of_range_when_not_strict() -> None
     assert starts.tolist() == [[0], [20]] and offsets.tolist() == [4096, 9000]
     with pytest.raises(HDF5ExtError, match="out of range"):
         chunkindex.collect_chunks(iterate, 1)
+
+
+# ----------------------------------------------------------- an index pointing past its table
+
+class _Row(hs.IsDescription):
+    id = hs.Int32Col()
+    x = hs.Float64Col()
+
+
+@pytest.mark.parametrize("where", ["indices", "indicesLR"])
+def test_a_full_index_holding_a_row_past_the_table_is_malformed(tmp_path: Path,
+                                                                 where: str) -> None:
+    """A damaged index whose row numbers point past the table raises HDF5ExtError (the
+    index is malformed) from the sorted reads, not IndexError from the chunk layer."""
+    path = tmp_path / "indexed.h5"
+    rows = np.zeros(300, dtype=[("id", "<i4"), ("x", "<f8")])
+    rows["id"] = np.arange(300)
+    rows["x"] = np.random.default_rng(11).normal(size=300).round(3)
+    with hs.open_file(path, "w") as f:
+        t = f.create_table("/", "t", _Row, chunkshape=(32,),
+                           filters=hs.Filters(5, "blosc2:lz4", shuffle=True))
+        t.append(rows)
+        t.cols.x.create_index(kind="full", _blocksizes=(768, 192, 48, 12))
+    with h5py.File(path, "r+") as f:
+        indices = f[f"/_i_t/x/{where}"]
+        assert indices.size  # the rows of the sorted slices, and of the last row
+        damaged = indices[...]
+        damaged.reshape(-1)[-1 if where == "indices" else 0] = 33052  # positions 287, 288
+        indices[...] = damaged
+    with hs.open_file(path) as f:
+        t = f.root.t
+        for read in (lambda: t.read_sorted("x"), lambda: list(t.itersorted("x")),
+                     lambda: t.read_sorted("x", start=285, stop=295, field="x")):
+            with pytest.raises(HDF5ExtError, match=r"/_i_t/x is malformed.*row 33052"):
+                read()
+        np.testing.assert_array_equal(t.read()["x"], rows["x"])  # the table reads on
