@@ -7,6 +7,9 @@ a selection it crashes on or misreads, and must refuse what no reader can get ri
   test instead of killing it.
 * A contiguous dataset whose extent outgrew its storage: HDF5 returns bytes past the
   storage, or its first bytes again; hyperslab raises HDF5ExtError on every read path.
+* A small Blosc2 chunk whose frame HDF5's filter decodes only in part (a damaged block
+  shape, a chunk marked uninitialized): the rest is whatever the filter's buffer held.
+  Reads of many small chunks go through HDF5, so hyperslab checks their frames first.
 """
 
 from __future__ import annotations
@@ -18,6 +21,7 @@ import sys
 import textwrap
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import h5py
 import hdf5plugin
@@ -26,6 +30,7 @@ import pytest
 
 import hyperslab as hs
 from hyperslab.errors import HDF5ExtError
+from hyperslab.storage import chunkindex
 
 # ----------------------------------------------------------- selections far into an extent
 
@@ -210,3 +215,146 @@ def test_contiguous_datasets_not_allocated_or_external_still_read(tmp_path: Path
     with hs.open_file(path) as f:
         assert f.root.unwritten[::2, 1].tolist() == [3, 3, 3]
         assert f.root.outside[::2, 1].tolist() == values[::2, 1].tolist()
+
+
+# ----------------------------------------------------------- Blosc2 frames the filter half-decodes
+
+CUBE = np.random.default_rng(3).normal(size=(13, 11, 7)).round(2)
+BAD_CHUNK = (5, 8, 3)
+
+
+def _damaged_cube(path: Path, damage: str) -> None:
+    """A (13, 11, 7) float64 CArray in (5, 4, 3) Blosc2 chunks (480 bytes: reads of more
+    than a few go through HDF5's filter), the chunk at (5, 8, 3) damaged as the fuzz
+    found it: the metalayer's block shape (5, 4, 3) made (5, 4, 94), or the inner chunk
+    flagged as uninitialized."""
+    with hs.open_file(path, "w") as f:
+        f.create_carray("/", "cube", obj=CUBE, chunkshape=(5, 4, 3),
+                        filters=hs.Filters(5, "blosc2:lz4", shuffle=True))
+    with h5py.File(path, "r") as f:
+        info = f["cube"].id.get_chunk_info_by_coord(BAD_CHUNK)
+    data = bytearray(path.read_bytes())
+    frame = data[info.byte_offset : info.byte_offset + info.size]
+    if damage == "block shape":
+        shapes = bytes.fromhex("93d200000005d200000004d200000003")  # msgpack [5, 4, 3]
+        assert frame.count(shapes) == 2  # the chunk shape, then the block shape
+        data[info.byte_offset + frame.rindex(shapes) + len(shapes) - 1] = 94
+    else:
+        flags = info.byte_offset + int.from_bytes(frame[11:15], "big") + 31
+        data[flags] = (data[flags] & 0x8F) | 0x40  # special value kind 4: uninitialized
+    path.write_bytes(bytes(data))
+
+
+HALF_DECODED_READS = {
+    "all": lambda n: n[...], "slice": lambda n: n[4:13, 3:11, 2:7],
+    "step": lambda n: n[1::3, 1::3, 1::3], "negstep": lambda n: n[::-1, :, :],
+    "iterrows": lambda n: list(n.iterrows(1, 13, 2)), "mean": lambda n: n.mean(axis=-1),
+    "read": lambda n: n.read(), "points": lambda n: n[[0, 6, 12]],
+}
+
+
+@pytest.mark.parametrize("damage", ["block shape", "uninitialized"])
+@pytest.mark.parametrize("read", HALF_DECODED_READS.values(), ids=HALF_DECODED_READS.keys())
+def test_a_blosc2_frame_the_filter_half_decodes_is_refused(
+        tmp_path: Path, damage: str, read: Callable) -> None:
+    path = tmp_path / "cube.h5"
+    _damaged_cube(path, damage)
+    with hs.open_file(path) as f:
+        n = f.root.cube
+        with pytest.raises(HDF5ExtError, match=r"chunk at \(5, 8, 3\) of dataset '/cube'"):
+            read(n)
+        np.testing.assert_array_equal(n[0:5, :, :], CUBE[0:5])  # other chunks read right
+        np.testing.assert_array_equal(n[5:13, 0:8, :], CUBE[5:13, 0:8])
+
+
+# ----------------------------------------------------------- a chunk index entry out of range
+
+STACK = np.random.default_rng(5).normal(size=(19, 5, 3)).astype(np.float32)
+
+
+def _stack_with_a_bad_index_entry(path: Path) -> None:
+    """An unfiltered (19, 5, 3) float32 dataset in (4, 2, 2) chunks whose B-tree key for
+    the chunk at (0, 4, 2) got a first coordinate past 2**63 (as the fuzz found it)."""
+    with h5py.File(path, "w") as f:
+        f.create_dataset("stack", data=STACK, chunks=(4, 2, 2), maxshape=(None, 5, 3))
+    data = path.read_bytes()
+    key = struct.pack("<II4Q", 64, 0, 0, 4, 2, 0)  # size, filter mask, chunk offset
+    assert data.count(key) == 1
+    bad = struct.pack("<II4Q", 64, 0, 0x8A26AB21F4 << 24, 4, 2, 0)
+    path.write_bytes(data.replace(key, bad))
+
+
+INDEX_READS = {
+    "all": np.s_[...], "step": np.s_[1::3, 1::3, 1::3], "item": np.s_[18, 4, 2],
+    "bad item": np.s_[1, 4, 2], "points": np.s_[[0, 9, 18], 4], "negstep": np.s_[::-2],
+    "bad chunk": np.s_[0:4, 4:5, 2:3],
+}
+
+
+@pytest.mark.parametrize("key", INDEX_READS.values(), ids=INDEX_READS.keys())
+def test_a_chunk_index_entry_out_of_range_leaves_the_other_chunks_readable(
+        tmp_path: Path, key: Any) -> None:
+    """HDF5 cannot find the chunk such an entry stands for, and reads it as the fill
+    value; hyperslab's index leaves the entry out too, so every read agrees with h5py's,
+    which is the data written everywhere else."""
+    path = tmp_path / "stack.h5"
+    _stack_with_a_bad_index_entry(path)
+    with h5py.File(path, "r") as f:
+        expected = f["stack"][...]
+        last_chunk = f["stack"].id.read_direct_chunk((16, 4, 2))[1]
+    assert not expected[0:4, 4, 2].any()  # HDF5: the fill value
+    expected_too = expected.copy()
+    expected_too[0:4, 4, 2] = STACK[0:4, 4, 2]
+    np.testing.assert_array_equal(expected_too, STACK)  # h5py: the data everywhere else
+    with hs.open_file(path) as f:
+        np.testing.assert_array_equal(f.root.stack[key], expected[key])
+        assert f.root.stack.read_chunk((16, 4, 2)) == last_chunk  # found raw too
+
+
+def test_chunk_listing_leaves_out_entries_out_of_range_when_not_strict() -> None:
+    def iterate(callback: Callable) -> None:
+        callback(((0,), 0, 4096, 100))
+        callback(((2**64 - 10,), 0, 8192, 100))  # a damaged key
+        callback(((10,), 0, 2**64 - 1, 100))  # a damaged address
+        callback(((20,), 0, 9000, 100))
+
+    starts, offsets, _, _ = chunkindex.collect_chunks(iterate, 1, strict=False)
+    assert starts.tolist() == [[0], [20]] and offsets.tolist() == [4096, 9000]
+    with pytest.raises(HDF5ExtError, match="out of range"):
+        chunkindex.collect_chunks(iterate, 1)
+
+
+# ----------------------------------------------------------- an index pointing past its table
+
+class _Row(hs.IsDescription):
+    id = hs.Int32Col()
+    x = hs.Float64Col()
+
+
+@pytest.mark.parametrize("where", ["indices", "indicesLR"])
+def test_a_full_index_holding_a_row_past_the_table_is_malformed(tmp_path: Path,
+                                                                 where: str) -> None:
+    """A damaged index whose row numbers point past the table raises HDF5ExtError (the
+    index is malformed) from the sorted reads, not IndexError from the chunk layer."""
+    path = tmp_path / "indexed.h5"
+    rows = np.zeros(300, dtype=[("id", "<i4"), ("x", "<f8")])
+    rows["id"] = np.arange(300)
+    rows["x"] = np.random.default_rng(11).normal(size=300).round(3)
+    with hs.open_file(path, "w") as f:
+        t = f.create_table("/", "t", _Row, chunkshape=(32,),
+                           filters=hs.Filters(5, "blosc2:lz4", shuffle=True))
+        t.append(rows)
+        t.cols.x.create_index(kind="full", _blocksizes=(768, 192, 48, 12))
+    with h5py.File(path, "r+") as f:
+        indices = f[f"/_i_t/x/{where}"]
+        assert indices.size  # the rows of the sorted slices, and of the last row
+        damaged = indices[...]
+        damaged.reshape(-1)[-1 if where == "indices" else 0] = 33052  # positions 287, 288
+        indices[...] = damaged
+    with hs.open_file(path) as f:
+        t = f.root.t
+        for read in (lambda: t.read_sorted("x"), lambda: list(t.itersorted("x")),
+                     lambda: t.read_sorted("x", start=285, stop=295, field="x")):
+            with pytest.raises(HDF5ExtError, match=r"/_i_t/x is malformed.*row 33052"):
+                read()
+        np.testing.assert_array_equal(t.read()["x"], rows["x"])  # the table reads on

@@ -57,7 +57,8 @@ def read_selection(
     fast = engine is not None and engine.kind is RawKind.BLOSC2
     if plan.mask is not None:
         everything = tuple(slice(None) for _ in shape)
-        if fast and engine is not None and engine.serves_key(everything):
+        if fast and engine is not None and (engine.serves_key(everything)
+                                            or not engine.filter_decodes(None)):
             return finish_read(plan, engine.read_gather(everything), item_shape)
         return finish_read(plan, dataset.read(()), item_shape)
     sparse = dataset.chunks is not None and spans_more_chunks(plan.h5key, shape,
@@ -81,6 +82,10 @@ def read_selection(
         ):
             engine.read_box(box, out.reshape(box_shape(box) + item_shape))
             return out
+        return finish_read(plan, engine.read_gather(plan.h5key), item_shape)
+    if fast and engine is not None and not engine.filter_decodes(plan.h5key):
+        # HDF5's filter would leave part of a damaged chunk unwritten: the engine decodes
+        # it right or says why it cannot.
         return finish_read(plan, engine.read_gather(plan.h5key), item_shape)
     return finish_read(plan, dataset.read(plan.h5key), item_shape)
 

@@ -24,6 +24,7 @@ import numpy as np
 
 from hyperslab._typing import AnyArray, Shape
 from hyperslab.chunked.allocation import check_result_size
+from hyperslab.chunked.frameaudit import FrameAudit
 from hyperslab.chunked.gather import GatherPiece, count_key_chunks, gather_pieces
 from hyperslab.chunked.ordered import in_order
 from hyperslab.chunked.regions import Box, ChunkPiece, box_of, byte_runs, chunk_pieces
@@ -211,6 +212,9 @@ class ChunkEngine:
         self._frames: OrderedDict[tuple[int, ...], _PointChunk] = OrderedDict()
         self._frames_bytes = 0
         self._frames_lock = threading.Lock()
+        # Frames HDF5's filter decodes right, for the reads that go through it.
+        self._audit = (FrameAudit(dataset, self._chunkshape) if self.kind is RawKind.BLOSC2
+                       else None)
 
     # ------------------------------------------------------------------ helpers
     @property
@@ -740,6 +744,13 @@ class ChunkEngine:
     def serves_read(self, box: Box) -> bool:
         """Whether :meth:`read_box` beats HDF5's filter pipeline for ``box``."""
         return self.serves_key(tuple(slice(start, stop) for start, stop in box))
+
+    def filter_decodes(self, h5key: Sequence[Any] | None) -> bool:
+        """Whether HDF5's filter pipeline decodes right every stored chunk the planned key
+        ``h5key`` (None: the whole dataset) touches; else :meth:`read_gather` must read it
+        (see :mod:`~hyperslab.chunked.frameaudit`)."""
+        audit = self._audit
+        return audit is None or audit.vouches(h5key)
 
     def serves_key(self, h5key: Sequence[Any]) -> bool:
         """Whether :meth:`read_gather` beats HDF5's filter pipeline for ``h5key``.

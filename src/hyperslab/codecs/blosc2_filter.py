@@ -30,7 +30,14 @@ from typing import TYPE_CHECKING, Any, Final
 
 import numpy as np
 
-from hyperslab.codecs.cframe import FrameEncoder, FrameError, decode_into, parse_frame
+from hyperslab.codecs.cframe import (
+    FrameEncoder,
+    FrameError,
+    FrameLayout,
+    decode_into,
+    parse_frame,
+)
+from hyperslab.codecs.cframe_check import SPECIAL_UNINIT
 from hyperslab.codecs.cframe_library import decode_with_library, frame_geometry
 from hyperslab.codecs.validate import as_int
 
@@ -528,8 +535,46 @@ def decode_chunk(
         return np.array(decode_with_library(raw, dt, shape)[selection])
 
 
-def _decode_whole(raw: bytes, dt: np.dtype[Any], shape: Shape) -> AnyArray:
-    """A whole chunk, through :mod:`~hyperslab.codecs.cframe` (no python-blosc2 objects)."""
+def filter_decodes_whole(buf: bytes | bytearray | memoryview, dtype: DTypeLike,
+                         chunkshape: Sequence[int]) -> bool:
+    """Whether HDF5's Blosc2 filter decodes a chunk frame into every byte of a chunk of
+    `chunkshape` and `dtype` (checked without decompressing anything).
+
+    False for the frames :func:`decode_chunk` refuses for their geometry (a block shape that
+    does not fit the chunk, sizes that do not make a chunk: see
+    :mod:`~hyperslab.codecs.cframe_library`) and for uninitialized chunks, which C-Blosc2
+    leaves unwritten: the filter would return whatever its buffer held.  Damage inside the
+    compressed streams is not looked for (C-Blosc2 reports it, or decodes it the same way
+    every time).
+    """
+    dt = np.dtype(dtype)
+    shape = _as_shape("chunkshape", chunkshape)
+    raw = bytes(buf) if not isinstance(buf, bytes) else buf
+    try:
+        layout = _whole_layout(raw, dt, shape)
+    except FrameError:
+        try:
+            frame_geometry(raw, dt, shape)  # refuses uninitialized chunks too
+        except ValueError:
+            return False
+        return True
+    except ValueError:
+        return False
+    if layout.special:
+        return layout.special != SPECIAL_UNINIT
+    return (raw[layout.chunk_start + 31] >> 4) & 0x07 != SPECIAL_UNINIT
+
+
+def _whole_layout(raw: bytes, dt: np.dtype[Any], shape: Shape) -> FrameLayout:
+    """The layout of a frame that must hold a whole chunk of `shape` and `dt`.
+
+    Raises
+    ------
+    FrameError
+        If :mod:`~hyperslab.codecs.cframe` does not vouch for the frame.
+    ValueError
+        If it holds another shape, item size or number of bytes.
+    """
     layout = parse_frame(raw)
     if layout.blockshape is not None:
         if layout.shape != shape:
@@ -544,6 +589,12 @@ def _decode_whole(raw: bytes, dt: np.dtype[Any], shape: Shape) -> AnyArray:
             f"the frame holds {layout.nbytes} bytes, not a chunk of {nbytes} "
             f"(shape {shape}, dtype {dt})"
         )
+    return layout
+
+
+def _decode_whole(raw: bytes, dt: np.dtype[Any], shape: Shape) -> AnyArray:
+    """A whole chunk, through :mod:`~hyperslab.codecs.cframe` (no python-blosc2 objects)."""
+    _whole_layout(raw, dt, shape)
     out: AnyArray = np.empty(shape, dtype=dt)
     decode_into(raw, out)
     return out
@@ -590,5 +641,6 @@ __all__ = [
     "compute_blosc2_blocksize",
     "decode_chunk",
     "encode_chunk",
+    "filter_decodes_whole",
     "pad_to_chunkshape",
 ]

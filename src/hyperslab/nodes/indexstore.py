@@ -499,13 +499,26 @@ class ColumnIndex:
 
     def indices_at(self, start: int, stop: int) -> AnyArray:
         """What ``indices`` holds at positions ``start .. stop - 1`` of the index's order
-        (slices, then the last row): rows, for a full index."""
+        (slices, then the last row): rows, for a full index.
+
+        Raises
+        ------
+        HDF5ExtError
+            If the index is malformed: a full index holding a row outside the table.
+        """
         start, stop = self._check_positions(start, stop)
         parts = [self._read_entries(*run)
                  for run in self._global_runs(start, stop, self.geometry.slicesize)]
         if not parts:
             return np.empty(0, dtype=self._arrays.indices.dtype)
-        return np.concatenate(parts)
+        entries = np.concatenate(parts)
+        if self.exact:  # rows: each must be one of the table's (checked per batch)
+            nrows = self._table.nrows
+            outside = (entries < 0) | (entries >= nrows)
+            if outside.any():
+                raise malformed(self._v_pathname, f"its indices hold row "
+                                f"{int(entries[outside][0])}, outside the table's {nrows} rows")
+        return entries
 
     @property
     def nsorted(self) -> int:

@@ -67,7 +67,9 @@ def _read_box(leaf: Leaf, key: tuple[slice, ...], serial: bool,
     if fast:
         out = None if buffers is None else _thread_buffer(buffers, key, dataset)
         return leaf._native(engine.read_gather(key, out, serial=serial))
-    return leaf._native(read_selection(dataset, key))
+    # Blosc2: the engine checks the frames HDF5's filter would decode (frameaudit).
+    return leaf._native(read_selection(
+        dataset, key, engine if engine.kind is RawKind.BLOSC2 else None))
 
 
 def _thread_buffer(buffers: threading.local, key: tuple[slice, ...],

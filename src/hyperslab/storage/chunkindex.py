@@ -54,6 +54,7 @@ measurable cost in time.
 
 IntArray = npt.NDArray[np.int64]
 
+_INT64_END = 2**63
 _OFFSET = itemgetter(0)
 _MASK = itemgetter(1)
 _ADDR = itemgetter(2)
@@ -125,10 +126,24 @@ def _strides(grid: Sequence[int]) -> Shape:
     return tuple(reversed(strides))
 
 
+def _representable(info: Any, ndim: int) -> bool:
+    """Whether a ``StoreInfo``'s fields fit the index's arrays (int64, uint32)."""
+    try:
+        return (len(info[0]) == ndim and all(0 <= int(c) < _INT64_END for c in info[0])
+                and 0 <= int(info[1]) < 2**32 and 0 <= int(info[2]) < _INT64_END
+                and 0 <= int(info[3]) < _INT64_END)
+    except (TypeError, ValueError):
+        return False
+
+
 def _to_arrays(
-    buffer: list[Any], ndim: int
+    buffer: list[Any], ndim: int, strict: bool = True
 ) -> tuple[IntArray, IntArray, IntArray, npt.NDArray[np.uint32]]:
-    """Convert buffered ``StoreInfo`` tuples to arrays (vectorised: no Python loop)."""
+    """Convert buffered ``StoreInfo`` tuples to arrays (vectorised: no Python loop).
+
+    Entries whose values do not fit (past 2**63: a damaged chunk index) raise
+    HDF5ExtError, or are left out when not ``strict``.
+    """
     n = len(buffer)
     try:
         starts = np.fromiter(chain.from_iterable(map(_OFFSET, buffer)), np.int64, n * ndim)
@@ -136,8 +151,10 @@ def _to_arrays(
         sizes = np.fromiter(map(_SIZE, buffer), dtype=np.int64, count=n)
         masks = np.fromiter(map(_MASK, buffer), dtype=np.uint32, count=n)
     except TypeError:  # an unallocated chunk (no address): h5py lists none, but be safe
-        return _to_arrays([info for info in buffer if info[2] is not None], ndim)
+        return _to_arrays([info for info in buffer if info[2] is not None], ndim, strict)
     except OverflowError as exc:  # past 2**63: what a damaged chunk index holds
+        if not strict:
+            return _to_arrays([info for info in buffer if _representable(info, ndim)], ndim)
         raise HDF5ExtError(
             f"the chunk index lists a chunk whose coordinates, address, size or filter mask "
             f"are out of range ({exc}): the file is damaged"
@@ -146,7 +163,7 @@ def _to_arrays(
 
 
 def collect_chunks(
-    iterate: Callable[[Callable[[Any], None]], Any], ndim: int
+    iterate: Callable[[Callable[[Any], None]], Any], ndim: int, strict: bool = True
 ) -> tuple[IntArray, IntArray, IntArray, npt.NDArray[np.uint32]]:
     """Run one chunk iteration and return its chunks as arrays.
 
@@ -161,6 +178,11 @@ def collect_chunks(
         ``StoreInfo(chunk_offset, filter_mask, byte_offset, size)``.
     ndim : int
         The rank of the dataset.
+    strict : bool, default True
+        Whether an entry whose coordinates, address, size or filter mask are out of range
+        (past 2**63: a damaged chunk index) raises HDF5ExtError; else it is left out, as
+        HDF5's look-ups, which cannot find it, leave it out (its chunk reads as the fill
+        value).
 
     Returns
     -------
@@ -178,11 +200,11 @@ def collect_chunks(
     def callback(info: Any) -> None:
         append(info)
         if len(buffer) >= batch:
-            parts.append(_to_arrays(buffer, ndim))
+            parts.append(_to_arrays(buffer, ndim, strict))
             buffer.clear()
 
     iterate(callback)
-    parts.append(_to_arrays(buffer, ndim))
+    parts.append(_to_arrays(buffer, ndim, strict))
     if len(parts) == 1:
         return parts[0]
     starts, offsets, sizes, masks = zip(*parts, strict=True)
@@ -262,7 +284,8 @@ class ChunkIndex:
 
     # ------------------------------------------------------------------ construction
     @classmethod
-    def build(cls, dsid: Any, shape: Sequence[int], chunkshape: Sequence[int]) -> ChunkIndex:
+    def build(cls, dsid: Any, shape: Sequence[int], chunkshape: Sequence[int],
+              strict: bool = True) -> ChunkIndex:
         """Index the chunks of an open dataset with one ``chunk_iter`` pass.
 
         Parameters
@@ -271,9 +294,11 @@ class ChunkIndex:
             The chunked dataset.
         shape, chunkshape : sequence of int
             Its current shape and its chunk shape.
+        strict : bool, default True
+            As for :func:`collect_chunks`.
         """
         chunks = tuple(int(c) for c in chunkshape)
-        starts, offsets, sizes, masks = collect_chunks(dsid.chunk_iter, len(chunks))
+        starts, offsets, sizes, masks = collect_chunks(dsid.chunk_iter, len(chunks), strict)
         coords = starts // np.asarray(chunks, dtype=np.int64)
         return cls.from_arrays(chunks, grid_shape(shape, chunks), coords, offsets, sizes, masks)
 

@@ -318,6 +318,13 @@ class Dataset:
         return shape
 
     @property
+    def read_only(self) -> bool:
+        """Whether its file is open read-only (then nothing can change the dataset)."""
+        if self._read_only is None:
+            _ = self.shape  # asks the file once
+        return bool(self._read_only)
+
+    @property
     def maxshape(self) -> tuple[int | None, ...]:
         """The maximum shape (``None`` for unlimited dimensions)."""
         maxshape = self._dset.maxshape

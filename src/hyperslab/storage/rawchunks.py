@@ -73,6 +73,7 @@ from hyperslab.errors import (
     HDF5ExtError,
     NoSuchChunkError,
 )
+from hyperslab.storage import spans
 from hyperslab.storage.chunkindex import (
     ChunkIndex,
     ChunkLocation,
@@ -335,6 +336,12 @@ class RawChunks:
         """Whether raw reads use ``os.pread`` (a read-only file with the sec2 driver)."""
         return self._fd is not None
 
+    def read_spans(self, starts: Any, length: int) -> Any:
+        """``length`` bytes at each file address in ``starts`` (see
+        :func:`~hyperslab.storage.spans.read_spans`), on read-only files; None elsewhere."""
+        fd = self._fd
+        return None if fd is None or not self._dsid.id else spans.read_spans(fd, starts, length)
+
     def read_pieces(self, pieces: Sequence[tuple[tuple[int, ...], int, int]]) -> bytes | None:
         """The stored bytes of each ``(chunk coords, start, nbytes)``, concatenated, with
         one ``os.pread`` each, on read-only files (a few rows of an unfiltered table).
@@ -545,7 +552,9 @@ class RawChunks:
             self._check_open()
             self._flush()
             try:
-                base = ChunkIndex.build(self._dsid, self._shape, self._chunkshape)
+                # Entries out of range (a damaged chunk index) are left out, as HDF5's
+                # look-ups leave them out: the other chunks read as HDF5 reads them.
+                base = ChunkIndex.build(self._dsid, self._shape, self._chunkshape, False)
             except (OSError, RuntimeError, ValueError) as exc:
                 raise HDF5ExtError(
                     f"cannot list the chunks of dataset {self._name()!r}: {exc}"
