@@ -41,7 +41,10 @@ Refusals are failures because the data came out right for another reader: the is
 asks hyperslab to accept what C-Blosc2 and HDF5 accept.  A refusal where h5py's answer
 differs from the undamaged file (the damage decodes silently in the filter, or HDF5
 returns fill values for a chunk it cannot find) is counted as ``refusal-damaged`` and
-does not fail: raising is then at least as good as h5py's answer.  Indexed queries and
+does not fail: raising is then at least as good as h5py's answer.  A refused reduction is
+always ``refusal-damaged``: h5py's reduction equal to the undamaged file's does not show
+that it decoded the data right (a NaN absorbs every value, sums coincide); the read paths
+of the same node, which compare every value, judge the refusal.  Indexed queries and
 sorted reads also depend on the index, which h5py does not use: their oracle reads the
 table and the whole index with h5py; if that fails, hyperslab may raise; if the
 mutation changed what they hold (the index no longer matches the table, or its values

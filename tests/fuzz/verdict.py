@@ -191,9 +191,12 @@ def judge(path: str, hs: Any, h5: Any, pristine: Any = MISSING, approx: bool = F
             # h5py's direct chunk read does not check them
         if isinstance(h5, BaseException):
             return "ok-error"
-        if not stale and pristine is not MISSING and same(canonical(h5), canonical(pristine),
-                                                          approx):
+        if path != "reduce" and not stale and pristine is not MISSING and same(
+                canonical(h5), canonical(pristine), approx):
             return "refusal"
+        # A reduction of h5py's equal to the undamaged file's does not show that h5py
+        # decoded the data right (a NaN absorbs everything, sums coincide): refusals are
+        # judged on the read paths, which compare every value.
         return "refusal-damaged"
     ours = canonical(hs)
     if not isinstance(h5, BaseException) and same(ours, canonical(h5), approx):
