@@ -153,5 +153,6 @@ def test_a_sorted_read_refuses_rows_a_damaged_index_lists_past_the_table(
     with h5py.File(path, "r+") as h5:
         h5["_i_t/x/indicesLR"][0] = 1_000_000  # a row number past the table's 300
     with hs.open_file(path) as f:
-        with pytest.raises(HDF5ExtError, match=r"/_i_t/x lists row 1000000 of a table of 300"):
+        with pytest.raises(HDF5ExtError, match=r"/_i_t/x is malformed: its indices hold "
+                                               r"row 1000000, outside the table's 300 rows"):
             f.root.t.read_sorted("x")

@@ -361,8 +361,7 @@ class TableIndexes:
                 rows = next(batches, None)
                 if rows is None:
                     return
-                _check_rows(index, rows, io.nrows)
-                records = io.read_points(rows)
+                records = io.read_points(rows)  # rows checked by indices_at
             yield rows, records
 
     def sorted_batches(self, sortby: Any, check_csi: bool, start: int | None,
@@ -373,17 +372,6 @@ class TableIndexes:
         batch_rows = max(_SORTED_BATCH_ROWS, _COPY_BATCH_BYTES // max(1, itemsize))
         for _rows, records in self.sorted_records(index, start, stop, step, batch_rows):
             yield records
-
-
-def _check_rows(index: ColumnIndex, rows: AnyArray, nrows: int) -> None:
-    """Refuse row numbers an index lists that are not rows of the table (one check of a
-    batch of rows, before they are read)."""
-    if len(rows) and (int(rows.min()) < 0 or int(rows.max()) >= nrows):
-        bad = int(rows.max()) if int(rows.max()) >= nrows else int(rows.min())
-        raise HDF5ExtError(
-            f"the index {index.path} lists row {bad} of a table of {nrows} rows: the index "
-            f"is damaged"
-        )
 
 
 class IndexedTable:
