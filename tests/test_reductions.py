@@ -478,3 +478,18 @@ def test_uniform_tiles_of_more_than_2_64_elements_wrap_as_numpy_integers_do() ->
     with np.errstate(over="ignore"):
         huge = tiles.Uniform(np.float64(1.5), (count,))
         assert _uniform_fold("prod", np.multiply, huge, (0,), {})[0] == np.inf
+
+
+def test_half_float_products_of_one_element_tiles_do_not_overflow_early(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Partials of float16 tiles combine in single precision, as NumPy's half loops
+    compute: one-element tiles multiplied in half precision overflowed to inf where
+    NumPy's product is 5.475e4 (a case hypothesis found)."""
+    data = _values((1, 3, 3, 6), "<f2", 0)
+    with hyperslab.open_file(tmp_path / "h.h5", "w") as f:
+        f.create_carray("/", "a", obj=data, chunkshape=(1, 1, 1, 1))
+    monkeypatch.setattr(tiles, "TILE_BYTES", 1)
+    with hyperslab.open_file(tmp_path / "h.h5") as f, np.errstate(all="ignore"):
+        for op in ("prod", "sum"):
+            _assert_same(getattr(f.root.a, op)(axis=(2, 3)),
+                         getattr(np, op)(data, axis=(2, 3)), data.dtype, op)

@@ -184,7 +184,11 @@ def _fold(source: Any, op: str, axes: tuple[int, ...], kept_shape: tuple[int, ..
             f"zero-size array to reduction operation {'minimum' if op == 'min' else 'maximum'}"
             " which has no identity (pass initial=...)")
     # ``initial`` goes into the result once, not into every tile's partial.
-    result = _start(op, ufunc, kept_shape, result_dtype, initial)
+    # Half floats combine their tiles' partials in single precision, as NumPy's half
+    # loops compute: partials multiplied in half precision overflow in an order NumPy's
+    # never sees (one-element tiles: a product of 18 values of about 2 went inf).
+    combined = np.dtype(np.float32) if result_dtype == np.float16 else result_dtype
+    result = _start(op, ufunc, kept_shape, combined, initial)
 
     def work(box: tuple[tuple[int, int], ...], data: Any) -> np.ndarray:
         tile_where = _where_tile(mask, box)
@@ -201,8 +205,8 @@ def _fold(source: Any, op: str, axes: tuple[int, ...], kept_shape: tuple[int, ..
 
     for box, partial in _with_boxes(source, work, axes):
         target = result[_kept(box, axes)]
-        ufunc(target, partial.astype(result_dtype, copy=False), out=target, casting="unsafe")
-    return _finish(result, axes, keepdims)
+        ufunc(target, partial.astype(combined, copy=False), out=target, casting="unsafe")
+    return _finish(result.astype(result_dtype, copy=False), axes, keepdims)
 
 
 def _uniform_fold(op: str, ufunc: np.ufunc, tile: Uniform, axes: tuple[int, ...],
