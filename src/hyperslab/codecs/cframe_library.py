@@ -15,7 +15,9 @@ whatever that memory held.  Such frames raise ``ValueError`` here instead:
 
 * a ``b2nd`` array must be the dataset's chunk, of the dataset's item size, in chunks
   each of exactly ``prod(ext_shape(chunkshape, blockshape)) * itemsize`` bytes, in blocks
-  of ``prod(blockshape) * itemsize`` bytes;
+  of ``prod(blockshape) * itemsize`` bytes; or, for one chunk whose block shape is longer
+  than the chunk along some axis (a damaged metalayer), in as many blocks as the
+  metalayer makes and holding every position C-Blosc2 reads items from;
 * a plain frame is read as the filter reads it: its first chunk, which must hold at least
   the dataset's chunk (HDF5 keeps that many bytes) and at most twice that;
 * no chunk may be uninitialized (C-Blosc2 writes nothing for it), lazy or instrumented;
@@ -33,7 +35,12 @@ from typing import Any, Final, NamedTuple
 import numpy as np
 
 from hyperslab._typing import AnyArray, Shape
-from hyperslab.codecs.blockshape import B2ND_MAX_DIM, ext_shape, from_block_order
+from hyperslab.codecs.blockshape import (
+    B2ND_MAX_DIM,
+    block_order_position,
+    ext_shape,
+    from_block_order,
+)
 
 _B2ND_NAMES: Final = ("b2nd", "caterva")
 _UNWRITTEN: Final = 0x88  # lazy, instrumented: C-Blosc2 does not decode such a chunk's data
@@ -123,7 +130,7 @@ def frame_geometry(raw: bytes, dtype: np.dtype[Any], chunkshape: Shape) -> Frame
             f"the b2nd frame holds {typesize}-byte items, not {dtype.itemsize} ({dtype})"
         )
     if not all(1 <= b <= c for b, c in zip(blocks, chunks, strict=True)):
-        raise ValueError(f"the b2nd frame's blocks {blocks} do not fit its chunks {chunks}")
+        return _loose_geometry(parsed, shape, chunks, blocks, typesize)
     block = math.prod(blocks) * typesize
     each = math.prod(ext_shape(chunks, blocks)) * typesize
     count = math.prod(-(-a // c) for a, c in zip(shape, chunks, strict=True))
@@ -142,6 +149,32 @@ def frame_geometry(raw: bytes, dtype: np.dtype[Any], chunkshape: Shape) -> Frame
             f"each, blocks of {block})"
         )
     return FrameGeometry(parsed.schunk, chunk_nbytes, chunks, blocks, oversized)
+
+
+def _loose_geometry(parsed: _Parsed, shape: Shape, chunks: Shape, blocks: Shape,
+                    typesize: int) -> FrameGeometry:
+    """A one-chunk frame whose b2nd blocks are longer than its chunk along some axis (a
+    damaged metalayer), if C-Blosc2 decodes it the same way every time.
+
+    C-Blosc2 decompresses the chunk into a buffer of the extended chunk's size, then reads
+    each item at its position in the metalayer's blocks; it tells the chunk's blocks by
+    number (an error if the chunk has another number of them).  Items at positions past
+    the bytes the chunk holds would be whatever that buffer held: refused.
+    """
+    if any(b < 1 for b in blocks):
+        raise ValueError(f"the b2nd frame's blocks {blocks} do not fit its chunks {chunks}")
+    nbytes, _, blocksize = parsed.sizes[0]
+    each = math.prod(ext_shape(chunks, blocks)) * typesize
+    nblocks = math.prod(e // b for e, b in zip(ext_shape(chunks, blocks), blocks, strict=True))
+    corner = tuple(n - 1 for n in shape)
+    needed = (block_order_position(corner, shape, chunks, blocks) + 1) * typesize
+    if (len(parsed.heads) != 1 or chunks != shape or blocksize <= 0
+            or -(-nbytes // blocksize) != nblocks or not needed <= nbytes <= each):
+        raise ValueError(
+            f"the b2nd frame's blocks {blocks} do not fit its chunks {chunks}, and its "
+            f"{nbytes} bytes in blocks of {blocksize} do not hold every item there"
+        )
+    return FrameGeometry(parsed.schunk, [nbytes], chunks, blocks)
 
 
 def decode_with_library(raw: bytes, dtype: np.dtype[Any], chunkshape: Shape) -> AnyArray:
@@ -180,9 +213,10 @@ def _decode_chunks(sc: Any, geometry: FrameGeometry, out: AnyArray, shape: Shape
     assert chunks is not None and blocks is not None
     items = out.view(np.dtype((np.void, out.dtype.itemsize)))
     grid = [range(0, a, c) for a, c in zip(shape, chunks, strict=True)]
+    extended = math.prod(ext_shape(chunks, blocks)) * out.dtype.itemsize
     for number, starts in enumerate(itertools.product(*grid)):
-        whole = np.zeros(geometry.chunk_nbytes[number], dtype=np.uint8)
-        sc.decompress_chunk(number, whole)
+        whole = np.zeros(max(extended, geometry.chunk_nbytes[number]), dtype=np.uint8)
+        sc.decompress_chunk(number, whole[: geometry.chunk_nbytes[number]])
         part = np.empty(chunks, dtype=items.dtype)
         from_block_order(whole, part, chunks, blocks)
         region = tuple(slice(a, min(a + c, s))
