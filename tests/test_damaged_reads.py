@@ -358,3 +358,71 @@ def test_a_full_index_holding_a_row_past_the_table_is_malformed(tmp_path: Path,
             with pytest.raises(HDF5ExtError, match=r"/_i_t/x is malformed.*row 33052"):
                 read()
         np.testing.assert_array_equal(t.read()["x"], rows["x"])  # the table reads on
+
+
+@pytest.mark.parametrize("key", INDEX_READS.values(), ids=INDEX_READS.keys())
+def test_an_unfiltered_chunk_indexed_with_a_larger_size_reads_as_hdf5_reads_it(
+        tmp_path: Path, key: Any) -> None:
+    """HDF5 reads an unfiltered chunk's own size whatever its (damaged) B-tree key says."""
+    path = tmp_path / "stack.h5"
+    with h5py.File(path, "w") as f:
+        f.create_dataset("stack", data=STACK, chunks=(4, 2, 2), maxshape=(None, 5, 3))
+    data = path.read_bytes()
+    entry = struct.pack("<II4Q", 64, 0, 0, 4, 0, 0)  # the chunk at (0, 4, 0)
+    assert data.count(entry) == 1
+    path.write_bytes(data.replace(entry, struct.pack("<II4Q", 576, 0, 0, 4, 0, 0)))
+    with h5py.File(path, "r") as f:
+        assert f["stack"].id.get_chunk_info_by_coord((0, 4, 0)).size == 576
+        np.testing.assert_array_equal(f["stack"][...], STACK)
+    with hs.open_file(path) as f:
+        np.testing.assert_array_equal(f.root.stack[key], STACK[key])
+
+
+GRID = np.random.default_rng(9).normal(size=(30, 20)).astype(np.float32)
+
+
+def _grid_with_blocks(path: Path, blocks: tuple[int, int]) -> None:
+    """hdf5plugin's Blosc2 (30, 20) float32 in (8, 6) chunks (one block each), the
+    metalayer of the chunk at (24, 0) saying ``blocks`` (as a flipped byte makes it)."""
+    with h5py.File(path, "w") as f:
+        f.create_dataset("grid", data=GRID, chunks=(8, 6), **hdf5plugin.Blosc2(cname="lz4"))
+        info = f["grid"].id.get_chunk_info_by_coord((24, 0))
+    data = bytearray(path.read_bytes())
+    frame = bytes(data[info.byte_offset : info.byte_offset + info.size])
+    shapes = bytes.fromhex("92d200000008d200000006")  # msgpack [8, 6] (int32)
+    assert frame.count(shapes) == 2  # the chunk shape, then the block shape
+    at = info.byte_offset + frame.rindex(shapes)
+    data[at : at + len(shapes)] = b"\x92\xd2" + blocks[0].to_bytes(4, "big") + b"\xd2" + (
+        blocks[1].to_bytes(4, "big"))
+    path.write_bytes(bytes(data))
+
+
+GRID_READS = {"all": np.s_[...], "edge": np.s_[24:30, 0:6], "step": np.s_[1::3, ::2],
+              "item": np.s_[29, 5], "points": np.s_[[0, 25, 29]]}
+
+
+@pytest.mark.parametrize("blocks", [(9, 6), (16, 6)])
+@pytest.mark.parametrize("key", GRID_READS.values(), ids=GRID_READS.keys())
+def test_blocks_longer_than_the_chunk_that_c_blosc2_decodes_right_read(
+        tmp_path: Path, blocks: tuple[int, int], key: Any) -> None:
+    """C-Blosc2 reads each item at its position in the metalayer's blocks: with blocks of
+    whole rows, every position lies in the chunk's bytes, and the filter decodes it
+    right: so must hyperslab, whether the read goes through HDF5 or the engine."""
+    path = tmp_path / "grid.h5"
+    _grid_with_blocks(path, blocks)
+    with h5py.File(path, "r") as f:
+        np.testing.assert_array_equal(f["grid"][...], GRID)
+    with hs.open_file(path) as f:
+        np.testing.assert_array_equal(f.root.grid[key], GRID[key])
+        np.testing.assert_array_equal(f.root.grid[24:30, 0:6], GRID[24:30, 0:6])  # engine
+
+
+def test_blocks_longer_than_the_chunk_past_its_bytes_are_refused(tmp_path: Path) -> None:
+    """Blocks (8, 7) put the chunk's last items past its 192 bytes: C-Blosc2 would read
+    whatever its buffer held there."""
+    path = tmp_path / "grid.h5"
+    _grid_with_blocks(path, (8, 7))
+    with hs.open_file(path) as f:
+        for key in GRID_READS.values():
+            with pytest.raises(HDF5ExtError, match=r"chunk at \(24, 0\) of dataset '/grid'"):
+                f.root.grid[key]
