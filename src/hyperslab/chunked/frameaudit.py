@@ -108,15 +108,18 @@ class FrameAudit:
         """The index rows of the stored chunks ``h5key`` touches."""
         if h5key is None:
             return np.arange(index.nwritten)
-        shape = self._dataset.shape
-        if count_key_chunks(h5key, shape, self._chunkshape) <= _FEW_CHUNKS:
+        shape, chunkshape = self._dataset.shape, self._chunkshape
+        count = count_key_chunks(h5key, shape, chunkshape)
+        if count > index.nwritten:  # a huge (sparse, or damaged) extent: the stored ones
+            return np.flatnonzero(stored_in_key(index.coords, h5key, shape, chunkshape))
+        if count <= _FEW_CHUNKS:
             row = index.row  # a few chunks: no arrays to build
             found = [row(coords) for coords in itertools.product(*(
                 _chunk_numbers(item, length, chunk).tolist()
-                for item, length, chunk in zip(h5key, shape, self._chunkshape, strict=True)))]
+                for item, length, chunk in zip(h5key, shape, chunkshape, strict=True)))]
             rows = np.array(found, dtype=np.int64)
         else:
-            rows = index.rows_of(touched_chunks(h5key, shape, self._chunkshape))
+            rows = index.rows_of(touched_chunks(h5key, shape, chunkshape))
         return rows[rows >= 0]
 
     def _check(self, index: ChunkIndex, rows: AnyArray) -> AnyArray:
@@ -191,6 +194,33 @@ def _chunk_numbers(item: Any, length: int, chunk: int) -> AnyArray:
     return np.array([int(item) // chunk], dtype=np.int64)
 
 
+def stored_in_key(coords: AnyArray, h5key: Sequence[Any], shape: Shape,
+                  chunkshape: Shape) -> AnyArray:
+    """Which of the chunks at grid ``coords`` (an ``(n, rank)`` array) a planned selection
+    key touches: a boolean array, in work proportional to ``n``.
+
+    Examples
+    --------
+    >>> stored_in_key(np.array([[0], [1], [2], [5]]), (slice(1, 30, 9),), (30,), (4,))
+    array([ True, False,  True, False])
+    """
+    inside = np.ones(len(coords), dtype=bool)
+    for axis, (item, length, chunk) in enumerate(zip(h5key, shape, chunkshape, strict=True)):
+        numbers = coords[:, axis]
+        if isinstance(item, slice):
+            start, stop, step = item.indices(length)
+            count = len(range(start, stop, step))
+            last = start + (count - 1) * step
+            lo = np.maximum(numbers * chunk, start)  # the first selected item at or after
+            first = start + -(-(lo - start) // step) * step  # the chunk's first item
+            inside &= (count > 0) & (first <= np.minimum(last, numbers * chunk + chunk - 1))
+        elif isinstance(item, np.ndarray):
+            inside &= np.isin(numbers, item.astype(np.int64) // chunk)
+        else:
+            inside &= numbers == int(item) // chunk
+    return inside
+
+
 def touched_chunks(h5key: Sequence[Any], shape: Shape, chunkshape: Shape) -> AnyArray:
     """Grid coordinates of the chunks a planned selection key (per dimension an int, a
     positive-step slice or a sorted index array) touches: an ``(n, rank)`` array.
@@ -206,4 +236,4 @@ def touched_chunks(h5key: Sequence[Any], shape: Shape, chunkshape: Shape) -> Any
     return np.stack([g.reshape(-1) for g in grids], axis=-1)
 
 
-__all__ = ["FrameAudit", "touched_chunks"]
+__all__ = ["FrameAudit", "stored_in_key", "touched_chunks"]
