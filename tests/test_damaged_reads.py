@@ -29,6 +29,7 @@ import numpy as np
 import pytest
 
 import hyperslab as hs
+from hyperslab.chunked import frameaudit
 from hyperslab.errors import HDF5ExtError
 from hyperslab.storage import chunkindex
 
@@ -426,3 +427,45 @@ def test_blocks_longer_than_the_chunk_past_its_bytes_are_refused(tmp_path: Path)
         for key in GRID_READS.values():
             with pytest.raises(HDF5ExtError, match=r"chunk at \(24, 0\) of dataset '/grid'"):
                 f.root.grid[key]
+
+
+def test_the_chunks_a_key_touches_are_found_both_ways() -> None:
+    """The frame audit lists the chunks a read touches, or, on a huge extent, tests the
+    stored ones against the read (work bounded by what is stored): the same chunks."""
+    rng = np.random.default_rng(4)
+    shape, chunks = (97, 40, 13), (8, 5, 4)
+    grid = [-(-n // c) for n, c in zip(shape, chunks, strict=True)]
+    stored = np.argwhere(rng.random(grid) < 0.4)
+    for _ in range(200):
+        key = []
+        for n in shape:
+            kind = rng.integers(3)
+            if kind == 0:
+                start, stop = sorted(rng.integers(0, n + 1, 2).tolist())
+                key.append(slice(start, stop, int(rng.integers(1, 12))))
+            elif kind == 1:
+                key.append(int(rng.integers(n)))
+            else:
+                key.append(np.unique(rng.integers(0, n, int(rng.integers(1, 6)))))
+        listed = {tuple(c) for c in frameaudit.touched_chunks(key, shape, chunks).tolist()}
+        tested = frameaudit.stored_in_key(stored, key, shape, chunks)
+        assert tested.tolist() == [tuple(c) in listed for c in stored.tolist()], key
+
+
+def test_an_unfiltered_chunk_indexed_with_a_smaller_size_is_refused_past_it(
+        tmp_path: Path) -> None:
+    """HDF5 reads only the bytes the (damaged) key records and returns whatever its chunk
+    buffer held after them: items past them raise HDF5ExtError, items within read."""
+    path = tmp_path / "line.h5"
+    with h5py.File(path, "w") as f:
+        f.create_dataset("u", data=np.arange(1000), chunks=(128,), maxshape=(None,))
+    data = path.read_bytes()
+    entry = struct.pack("<II2Q", 1024, 0, 128, 0)  # the chunk at 128
+    assert data.count(entry) == 1
+    path.write_bytes(data.replace(entry, struct.pack("<II2Q", 386, 0, 128, 0)))
+    with hs.open_file(path) as f:
+        assert f.root.u[130] == 130  # within the 386 bytes (48 items)
+        with pytest.raises(HDF5ExtError, match=r"chunk at \(128,\) of dataset '/u'"):
+            f.root.u[180]
+        with pytest.raises(HDF5ExtError, match=r"chunk at \(128,\) of dataset '/u'"):
+            f.root.u[[0, 180, 999]]

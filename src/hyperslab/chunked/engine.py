@@ -347,7 +347,14 @@ class ChunkEngine:
             if self.kind is RawKind.PLAIN:
                 linear = inner[0] if len(inner) == 1 else int(
                     np.ravel_multi_index(inner, chunkshape))
-                raw = dataset.read_raw_range(grid, linear * self._itemsize, self._itemsize)
+                try:
+                    raw = dataset.read_raw_range(grid, linear * self._itemsize,
+                                                 self._itemsize)
+                except NoSuchChunkError:
+                    raise  # never written: the fill value (below)
+                except ValueError as exc:  # fewer stored bytes than a chunk's: damaged
+                    # (HDF5 would return whatever its chunk buffer held past them)
+                    raise self._corrupt(grid, exc) from exc
                 return np.frombuffer(raw, dtype=self._dtype)[0]
             frame, mask = dataset.read_raw_chunk(grid)
         except NoSuchChunkError:
