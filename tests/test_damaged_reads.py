@@ -27,11 +27,12 @@ import h5py
 import hdf5plugin
 import numpy as np
 import pytest
+from h5py import h5d, h5s, h5t
 
 import hyperslab as hs
 from hyperslab.chunked import frameaudit
 from hyperslab.errors import HDF5ExtError
-from hyperslab.storage import chunkindex
+from hyperslab.storage import chunkindex, vectors
 
 # ----------------------------------------------------------- selections far into an extent
 
@@ -469,3 +470,18 @@ def test_an_unfiltered_chunk_indexed_with_a_smaller_size_is_refused_past_it(
             f.root.u[180]
         with pytest.raises(HDF5ExtError, match=r"chunk at \(128,\) of dataset '/u'"):
             f.root.u[[0, 180, 999]]
+
+
+def test_an_index_vector_of_a_float_type_numpy_cannot_hold_is_a_type_error(
+        tmp_path: Path) -> None:
+    """A damaged float type (an exponent bias of 66559, as the fuzz made it): h5py cannot
+    map it (ValueError); the index reader reports TypeError, which makes the index
+    malformed (HDF5ExtError)."""
+    odd = h5t.IEEE_F64LE.copy()
+    odd.set_ebias(66559)
+    with h5py.File(tmp_path / "odd.h5", "w") as f:
+        h5d.create(f.id, b"v", odd, h5s.create_simple((4,)))
+        with pytest.raises(ValueError):
+            _ = f["v"].dtype
+        with pytest.raises(TypeError, match="/v holds a type NumPy has no dtype for"):
+            vectors.Vector(f["v"].id, "/v")

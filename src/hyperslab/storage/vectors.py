@@ -223,7 +223,10 @@ def _memory_type(ftype: h5t.TypeID, name: str) -> tuple[np.dtype[Any], h5t.TypeI
     """
     if ftype.get_class() == h5t.BITFIELD and ftype.get_size() == 1:
         return np.dtype(bool), ftype  # PyTables' booleans: bytes 0 or 1
-    file_dtype = np.dtype(ftype.dtype)
+    try:
+        file_dtype = np.dtype(ftype.dtype)
+    except (ValueError, TypeError) as exc:  # e.g. a damaged float type h5py cannot map
+        raise TypeError(f"{name} holds a type NumPy has no dtype for: {exc}") from exc
     if file_dtype.kind in "iuf" and file_dtype.shape == ():
         native = file_dtype.newbyteorder("=")
         return native, _native_type(native)  # HDF5 swaps bytes where needed
