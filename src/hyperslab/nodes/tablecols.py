@@ -44,18 +44,16 @@ class _ColumnTiles:
         table = column.table
         nrows = table.nrows
         io = table._ready()
-        runs = io.stored_runs(0, nrows)
-        fill = None if runs is None else self._fill(io, runs, nrows)
-        if runs is None or fill is None:
+        written = io.written_runs(0, nrows)
+        fill = None if written is None else self._fill(written[1])
+        if written is None or fill is None:
             return table._map_blocks(0, nrows, 1, tile)
-        return self._sparse_tiles(work, tile, runs, nrows, cell, fill)
+        return self._sparse_tiles(work, tile, written[0], nrows, cell, fill)
 
-    def _fill(self, io: Any, runs: list[tuple[int, int]], nrows: int) -> np.generic | None:
-        """The column's value in rows never written (None: not one value in each cell)."""
-        gap = 0 if not runs or runs[0][0] > 0 else runs[0][1]
-        if gap >= nrows:
-            return None
-        values = np.asarray(field_of(io.read_span(gap, gap + 1), self._column.pathname))
+    def _fill(self, record: AnyArray) -> np.generic | None:
+        """The column's value in ``record``, the fill value of rows never written (None:
+        not one value in each cell)."""
+        values = np.asarray(field_of(record, self._column.pathname))
         first = values.reshape(-1)[0]
         same = np.array_equal(values, np.full_like(values, first), equal_nan=True) \
             if values.dtype.kind in "fc" else bool((values == first).all())
