@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 import hyperslab
-from hyperslab.compute import indexed
+from hyperslab.compute.indexing import search as indexed
 
 
 @pytest.fixture

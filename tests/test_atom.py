@@ -13,11 +13,11 @@ import pytest
 import tables
 
 from hyperslab.errors import FlavorWarning
-from hyperslab.nodes import atom as hs
-from hyperslab.nodes.atom import atom_from_hdf5_dtype
+from hyperslab.nodes.atoms import atom as hs
+from hyperslab.nodes.atoms.atom import atom_from_hdf5_dtype
 
 Factory = Callable[[Any], Any]
-"""Builds an atom (or anything) from a module: ``tables`` or ``hyperslab.nodes.atom``."""
+"""Builds an atom (or anything) from a module: ``tables`` or ``hyperslab.nodes.atoms.atom``."""
 
 
 PLAIN: dict[str, Any] = {"legacy": "1.25"} if np.__version__ >= "2" else {}

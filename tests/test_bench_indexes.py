@@ -65,7 +65,7 @@ def prepared(tmp_path: Path) -> ibench.Prepared:
 
 def _patch_create_index(monkeypatch: pytest.MonkeyPatch, error: type[Exception]) -> None:
     """Make hyperslab's Column.create_index raise ``error``."""
-    column = importlib.import_module("hyperslab.nodes.tablecols").Column
+    column = importlib.import_module("hyperslab.nodes.tables.columns").Column
 
     def create_index(self: Any, *args: Any, **kwargs: Any) -> None:
         raise error("create_index is not written yet")

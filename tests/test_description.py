@@ -19,9 +19,9 @@ import tables
 
 import hyperslab
 from hyperslab.errors import DataTypeWarning, FlavorWarning, NaturalNameWarning
-from hyperslab.nodes import atom as hs_atom
-from hyperslab.nodes import description as hsd
-from hyperslab.nodes.tablecols import Cols
+from hyperslab.nodes.atoms import atom as hs_atom
+from hyperslab.nodes.atoms import description as hsd
+from hyperslab.nodes.tables.columns import Cols
 from hyperslab.storage.compound import CompoundLayout, layout_of_type
 
 HS = SimpleNamespace(
@@ -163,7 +163,7 @@ def test_col_is_its_atom_and_abstract() -> None:
     with pytest.raises(NotImplementedError, match="abstract"):
         HS.Col()
     with pytest.raises(TypeError, match="ObjectAtom"):
-        HS.Col.from_atom(hyperslab.nodes.pseudoatom.ObjectAtom())
+        HS.Col.from_atom(hyperslab.nodes.atoms.pseudoatom.ObjectAtom())
 
 
 def test_col_unicode_dtype_warns_like_pytables() -> None:

@@ -303,4 +303,4 @@ def test_the_messages_name_what_went_wrong(tmp_path: Path) -> None:
         table = f.root.t
     with pytest.raises(hyperslab.ClosedNodeError, match="'/t' is closed"):
         table.append([(1, 1.0)])
-    assert str(table).startswith("<closed hyperslab.nodes.table.Table at")
+    assert str(table).startswith("<closed hyperslab.nodes.tables.table.Table at")

@@ -32,7 +32,7 @@ from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, precondition, rule
 
 import hyperslab
-from hyperslab.compute import indexed
+from hyperslab.compute.indexing import search as indexed
 
 DTYPE = np.dtype([("i", "<i4"), ("f", "<f8"), ("s", "S2")])
 COLUMNS = ("i", "f", "s")

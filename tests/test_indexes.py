@@ -22,8 +22,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import hyperslab
-from hyperslab.compute import indexed, queries
-from hyperslab.compute.matchcache import MatchCache
+from hyperslab.compute import queries
+from hyperslab.compute.indexing import search as indexed
+from hyperslab.compute.indexing.matchcache import MatchCache
 from hyperslab.errors import HDF5ExtError
 
 DTYPE = np.dtype([("i", "<i4"), ("f", "<f8"), ("s", "S3"), ("b", "?"), ("u", "<u2")])
@@ -521,7 +522,7 @@ def test_read_only_queries_open_only_the_indexes_they_use(
     """On a read-only file a query opens the indexes of its own columns only (each costs
     attribute reads right after opening); listing the indexes later finds the same
     objects."""
-    from hyperslab.nodes import tableindex
+    from hyperslab.nodes.tables import indexing as tableindex
 
     data = _data(400, 7)
     _make(tmp_path / "t.h5", data, FILTERS["blosc2"], 64, ["i", "f", "u"])

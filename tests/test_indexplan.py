@@ -21,7 +21,7 @@ from hypothesis import strategies as st
 
 import hyperslab
 from hyperslab.compute.conditions import resolve_operands
-from hyperslab.compute.indexplan import (
+from hyperslab.compute.indexing.plan import (
     And,
     IndexPlan,
     Interval,

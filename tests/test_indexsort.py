@@ -1,4 +1,4 @@
-"""The out-of-core sort that builds column indexes (hyperslab.nodes.indexsort), checked
+"""The out-of-core sort that builds column indexes (hyperslab.nodes.indexes.sort), checked
 against NumPy's stable argsort."""
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
-from hyperslab.nodes.indexsort import (
+from hyperslab.nodes.indexes.sort import (
     progress_total,
     run_rows_for,
     sorted_pieces,

@@ -1,4 +1,4 @@
-"""Column indexes in PyTables' own layout (hyperslab.nodes.indexstore and its builders),
+"""Column indexes in PyTables' own layout (hyperslab.nodes.indexes.store and its builders),
 checked node by node against the indexes PyTables writes, invariant by invariant against
 NumPy, and query by query with PyTables itself as the oracle in both directions."""
 
@@ -19,11 +19,12 @@ from hypothesis import strategies as st
 
 import hyperslab
 from hyperslab.errors import FileModeError, HDF5ExtError, OldIndexWarning
-from hyperslab.nodes import indexbuild, indexprogress
-from hyperslab.nodes.indexbuild import build_index, segments
-from hyperslab.nodes.indexlayout import decode_buckets
-from hyperslab.nodes.indexsizes import Geometry
-from hyperslab.nodes.indexstore import TABLE_ADDRESS, ColumnIndex, open_index
+from hyperslab.nodes.indexes import build as indexbuild
+from hyperslab.nodes.indexes import progress as indexprogress
+from hyperslab.nodes.indexes.build import build_index, segments
+from hyperslab.nodes.indexes.layout import decode_buckets
+from hyperslab.nodes.indexes.sizes import Geometry
+from hyperslab.nodes.indexes.store import TABLE_ADDRESS, ColumnIndex, open_index
 from hyperslab.storage.vectors import Matrix, Vector
 
 KINDS = ["ultralight", "light", "medium", "full"]
@@ -182,8 +183,8 @@ def _check_invariants(h5path: Path, table_path: str, colpath: str, column: np.nd
     """What PyTables relies on in an index, read with h5py: sorted slices, ranges and
     bounds of them, and entries that locate every row once (for an index built here:
     within the rows the kind lets them move in)."""
-    from hyperslab.nodes.indexlayout import index_path
-    from hyperslab.nodes.indexsizes import bucket_rows
+    from hyperslab.nodes.indexes.layout import index_path
+    from hyperslab.nodes.indexes.sizes import bucket_rows
 
     with h5py.File(h5path, "r") as h5:
         group = h5[index_path(table_path, colpath)]
@@ -807,7 +808,7 @@ def test_sizes_equal_pytables_arithmetic() -> None:
     """calc_blocksizes and reduction_level give PyTables' idxutils' answers."""
     from tables import idxutils
 
-    from hyperslab.nodes.indexsizes import calc_blocksizes, reduction_level
+    from hyperslab.nodes.indexes.sizes import calc_blocksizes, reduction_level
 
     for expected in (0, 999, 10**5, 300_000, 10**7, 5 * 10**10, 10**13):
         for optlevel in range(10):

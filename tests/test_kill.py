@@ -32,7 +32,7 @@ import pytest
 import hyperslab
 import killwriter
 from hyperslab.errors import HDF5ExtError, UnflushedRowsWarning
-from hyperslab.nodes.flushguard import MARK
+from hyperslab.nodes.files.flushguard import MARK
 
 WRITER = str(Path(__file__).parent / "killwriter.py")
 KILLS = 16  # seeded moments; about 1.2 s each here

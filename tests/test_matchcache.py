@@ -13,8 +13,8 @@ import numpy as np
 import pytest
 
 import hyperslab
-from hyperslab.compute import matchcache
-from hyperslab.compute.matchcache import MatchCache, match_cache
+from hyperslab.compute.indexing import matchcache
+from hyperslab.compute.indexing.matchcache import MatchCache, match_cache
 
 DTYPE = np.dtype([("i", "<i4"), ("f", "<f8"), ("s", "S2")])
 FILTERS = {"none": None, "blosc2": hyperslab.Filters(5, "blosc2:lz4", shuffle=True)}

@@ -11,7 +11,7 @@ import pytest
 
 import hyperslab
 from hyperslab.errors import HDF5ExtError
-from hyperslab.nodes.nodecache import NodeCache
+from hyperslab.nodes.files.nodecache import NodeCache
 
 
 def _make(path: Path, ngroups: int = 5, nleaves: int = 20) -> None:

@@ -25,7 +25,7 @@ from hypothesis import strategies as st
 import hyperslab
 from hyperslab.compute import queries
 from hyperslab.errors import ClosedFileError, ConditionTypeError, FileModeError
-from hyperslab.nodes import tableio
+from hyperslab.nodes.tables import recordio as tableio
 from test_conditions import FakeFile, FakeTable, make_data
 
 # ============================================================================ fake table

@@ -227,7 +227,7 @@ def test_table_column_reductions(tmp_path: Path, filters: str, byteorder: str,
                                  monkeypatch: pytest.MonkeyPatch) -> None:
     """``table.cols.x.sum()`` and friends, nested and multidimensional columns included,
     streamed in many table blocks."""
-    from hyperslab.nodes import tableio
+    from hyperslab.nodes.tables import recordio as tableio
 
     monkeypatch.setattr(tableio, "BLOCK_BYTES", 1)  # one chunk per block: many blocks
     rng = np.random.default_rng(11)
@@ -262,7 +262,7 @@ def test_big_unfiltered_chunks_are_read_raw_in_parallel(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Read-only files with big unfiltered chunks are reduced from raw chunk reads (no
     h5py read), in several tiles."""
-    from hyperslab.nodes import reducible
+    from hyperslab.nodes.leaves import reducible
     from hyperslab.storage.datasets import Dataset
 
     data = _values((64, 64, 64), ">f8", 5)  # 2 MiB, chunks of 256 KiB
@@ -313,7 +313,7 @@ def test_small_unfiltered_chunks_are_read_with_few_preadv(
     (never through h5py, never one chunk at a time), and reduce as NumPy does."""
     import os
 
-    from hyperslab.nodes import reducible
+    from hyperslab.nodes.leaves import reducible
 
     data = _values(shape, "<f8", 11)
     with hyperslab.open_file(tmp_path / "s.h5", "w") as f:

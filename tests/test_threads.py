@@ -20,7 +20,7 @@ import pytest
 import tables
 
 import hyperslab
-from hyperslab.nodes.rwlock import ReadWriteLock
+from hyperslab.nodes.leaves.rwlock import ReadWriteLock
 
 PER_APPEND = 700
 """Rows of one append: not a multiple of the chunk rows, so appends leave partial chunks."""

@@ -40,8 +40,7 @@ from hyperslab.errors import (
     UndoRedoError,
     UnflushedRowsWarning,
 )
-from hyperslab.nodes.array import Array, CArray, EArray, UnImplemented
-from hyperslab.nodes.atom import (
+from hyperslab.nodes.atoms.atom import (
     Atom,
     BoolAtom,
     Complex64Atom,
@@ -67,8 +66,7 @@ from hyperslab.nodes.atom import (
     UInt64Atom,
     UIntAtom,
 )
-from hyperslab.nodes.attributeset import AttributeSet
-from hyperslab.nodes.cols import (
+from hyperslab.nodes.atoms.cols import (
     BoolCol,
     Col,
     Complex32Col,
@@ -96,13 +94,15 @@ from hyperslab.nodes.cols import (
     UInt64Col,
     UIntCol,
 )
-from hyperslab.nodes.description import Description, IsDescription
-from hyperslab.nodes.directchunk import ChunkInfo
-from hyperslab.nodes.file import File, open_file
-from hyperslab.nodes.group import Group, RootGroup
-from hyperslab.nodes.leaf import Leaf
-from hyperslab.nodes.link import ExternalLink, Link, SoftLink, Unknown
-from hyperslab.nodes.node import Node
+from hyperslab.nodes.atoms.description import Description, IsDescription
+from hyperslab.nodes.files.file import File, open_file
+from hyperslab.nodes.files.link import ExternalLink, Link, SoftLink, Unknown
+from hyperslab.nodes.leaves.array import Array, CArray, EArray, UnImplemented
+from hyperslab.nodes.leaves.directchunk import ChunkInfo
+from hyperslab.nodes.leaves.leaf import Leaf
+from hyperslab.nodes.tree.attributeset import AttributeSet
+from hyperslab.nodes.tree.group import Group, RootGroup
+from hyperslab.nodes.tree.node import Node
 from hyperslab.options import FileOptions
 
 __version__ = "0.1.0"

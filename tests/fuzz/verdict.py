@@ -53,8 +53,8 @@ def raised_in(exc: BaseException) -> str:
     return place
 
 
-_MISSING_FIELD = ("nodes.description:field_of", "compute.conditions:resolve_operands",
-                  "nodes.tablecols:__getattr__")
+_MISSING_FIELD = ("nodes.atoms.description:field_of", "compute.conditions:resolve_operands",
+                  "nodes.tables.columns:__getattr__")
 _NOT_NUMERIC = ("compute.expressions:__init__", "compute.reductions:_check_numeric")
 
 
@@ -73,7 +73,7 @@ def allowed(exc: BaseException, path: str, oracle: Any) -> bool:
         return True
     if kind is IndexError:
         return isinstance(oracle, IndexError) or (
-            path == "chunk" and raised_in(exc).startswith("nodes.directchunk:"))
+            path == "chunk" and raised_in(exc).startswith("nodes.leaves.directchunk:"))
     if kind is ValueError and path == "sorted":
         return "index" in str(exc)
     if kind is ValueError and path == "reduce":
@@ -83,7 +83,7 @@ def allowed(exc: BaseException, path: str, oracle: Any) -> bool:
     if kind in (KeyError, NameError, AttributeError) and raised_in(exc) in _MISSING_FIELD:
         return isinstance(oracle, (KeyError, ValueError, NameError))
     if kind is NotImplementedError:
-        return raised_in(exc).startswith("nodes.array:")  # reading an UnImplemented leaf
+        return raised_in(exc).startswith("nodes.leaves.array:")  # reading an UnImplemented leaf
     return False
 
 

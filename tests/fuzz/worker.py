@@ -31,7 +31,7 @@ import hdf5plugin  # noqa: F401  (registers the Blosc2 filter for the oracle)
 import numpy as np
 
 import hyperslab
-from hyperslab.compute import indexed
+from hyperslab.compute.indexing import search as indexed
 
 from . import corpus, probes
 from .verdict import (

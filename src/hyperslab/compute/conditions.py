@@ -30,7 +30,7 @@ import numexpr as ne
 import numpy as np
 
 from hyperslab.errors import ConditionTypeError
-from hyperslab.nodes.description import field_of
+from hyperslab.nodes.atoms.description import field_of
 
 __all__ = [
     "COND_CACHE_SLOTS",

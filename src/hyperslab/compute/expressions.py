@@ -25,7 +25,7 @@ from hyperslab.chunked.allocation import check_result_size
 from hyperslab.chunked.ordered import in_order
 from hyperslab.chunked.tiles import count_tiles, tile_shape, tiles
 from hyperslab.compute.conditions import caller_namespace, condition_names, serial_numexpr
-from hyperslab.nodes.reducible import Reducible
+from hyperslab.nodes.leaves.reducible import Reducible
 
 __all__ = ["Expr"]
 

@@ -6,9 +6,9 @@ validates the range and the condition before it reads a row, then scans the tabl
 needed column views only and reduced to their matches in the table's pool threads, one
 block per thread, with buffers each thread reuses.  Rows are built for matching records
 only, and results are gathered into a growing output buffer.  Where indexes answer the
-condition, only their candidate rows are read (:mod:`hyperslab.compute.indexed`), and on a
+condition, only their candidate rows are read (:mod:`hyperslab.compute.indexing.search`), and on a
 read-only file the rows matched are kept for the next run of the same query
-(:mod:`hyperslab.compute.matchcache`).
+(:mod:`hyperslab.compute.indexing.matchcache`).
 
 The table protocol used here: ``colinstances``, ``nrows``, ``dtype``, ``path``, ``_v_file``
 (its ``_check_writable()`` and ``mode``),
@@ -32,7 +32,6 @@ from typing import Any, TypeVar
 import numpy as np
 
 from hyperslab.chunked.allocation import check_result_size, format_bytes, machine_memory
-from hyperslab.compute import indexed
 from hyperslab.compute.conditions import (
     BoundCondition,
     bind_condition,
@@ -40,7 +39,8 @@ from hyperslab.compute.conditions import (
     field_of,
     serial_numexpr,
 )
-from hyperslab.compute.matchcache import MatchCache, match_cache
+from hyperslab.compute.indexing import search as indexed
+from hyperslab.compute.indexing.matchcache import MatchCache, match_cache
 
 __all__ = [
     "append_where",
@@ -122,7 +122,7 @@ def _scan(
     a caller gathering them all refuses a result no memory holds).
 
     Where indexes can answer part of the condition
-    (:func:`hyperslab.compute.indexed.candidate_batches`), only their candidate rows are
+    (:func:`hyperslab.compute.indexing.search.candidate_batches`), only their candidate rows are
     read and the whole condition is evaluated on them; otherwise the range is scanned.
     Scanned blocks are read and evaluated in the table's pool threads (numexpr
     single-threaded in each, see :func:`serial_numexpr`).  Either way the results come in

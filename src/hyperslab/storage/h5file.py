@@ -154,7 +154,7 @@ def root_group(h5: h5py.File, root_uep: str) -> h5py.h5g.GroupID:
 # metadata where it lives, the superblock (with the end of allocation) last, and between
 # flushes the metadata cache writes whatever it evicts.  A program killed at any moment
 # leaves whatever pieces were written.  The two functions below are what hyperslab does
-# about it (see :mod:`hyperslab.nodes.flushguard` for the rules and what they buy).
+# about it (see :mod:`hyperslab.nodes.files.flushguard` for the rules and what they buy).
 
 
 def hold_metadata(h5: h5py.File) -> Any:

@@ -34,7 +34,7 @@ do it themselves (as verified here); with older versions the dataset is flushed 
 (``H5Dflush``).  Either way, chunks rewritten since the last flush reach the file then,
 and the space they held may be given to other chunks before the next flush: the owner of
 a dataset may set :attr:`RawChunks.before_lookup` to flush the whole file first, in
-order (:mod:`hyperslab.nodes.flushguard` does, for leaves), and ``H5Dflush`` is avoided
+order (:mod:`hyperslab.nodes.files.flushguard` does, for leaves), and ``H5Dflush`` is avoided
 where it can be because it writes one dataset's metadata alone: its new extent would
 reach the file ahead of the chunks appended after it.
 

@@ -1,0 +1,84 @@
+"""The files this process has open, and which second opens of one are refused.
+
+One :class:`~hyperslab.nodes.files.file.File` object per file is what threads share: it holds the
+append buffers, the node objects and their locks (:mod:`hyperslab.nodes.leaves.rwlock`) and the
+caches of chunk locations.  A second File object of a file that one of them may change would
+keep buffers and caches of its own, and read or write past the first one's, so such opens
+are refused with ``ValueError``, with PyTables' messages where PyTables refuses too (its
+default ``FILE_OPEN_POLICY``):
+
+- ``'w'`` while the file is open in any mode;
+- ``'r'`` while it is open for writing, and ``'a'`` or ``'r+'`` while it is open ``'r'``;
+- ``'a'`` or ``'r+'`` while it is open ``'a'`` or ``'r+'`` (PyTables allows this one; its
+  File objects share HDF5's buffers, ours would not share their own).
+
+Opening a file ``'r'`` several times is allowed: nothing can change it.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+import weakref
+from typing import Any
+
+__all__ = ["check_and_register", "unregister"]
+
+_lock = threading.Lock()
+# Real path -> the File objects open on it (a File dropped without closing is forgotten).
+_open: dict[str, weakref.WeakSet[Any]] = {}
+
+
+def _key(filename: str) -> str:
+    return os.path.realpath(filename)
+
+
+def _refusal(filename: str, mode: str, open_modes: list[str]) -> str | None:
+    if not open_modes:
+        return None
+    writing = [m for m in open_modes if m != "r"]
+    if mode == "w":
+        return (f"The file '{filename}' is already opened.  Please close it before reopening "
+                f"in write mode.")
+    if mode == "r" and writing:
+        return (f"The file '{filename}' is already opened, but not in read-only mode (as "
+                f"requested).")
+    if mode != "r" and len(writing) < len(open_modes):
+        return (f"The file '{filename}' is already opened, but in read-only mode.  Please "
+                f"close it before reopening in append mode.")
+    if mode != "r" and writing:
+        return (f"The file '{filename}' is already opened for writing (mode "
+                f"{writing[0]!r}) by this process: share that File object between threads "
+                f"instead of opening the file again (each File object keeps buffers and "
+                f"caches of its own)")
+    return None
+
+
+def check_and_register(file: Any, filename: str, mode: str) -> None:
+    """Record ``file`` as open on ``filename`` in ``mode``.
+
+    Raises
+    ------
+    ValueError
+        If another open File object of the same file forbids this mode (see the module
+        docstring); nothing is recorded then.
+    """
+    key = _key(filename)
+    with _lock:
+        # A File still being opened in another thread counts as open.
+        others = [other for other in _open.get(key, ()) if getattr(other, "_isopen", True)]
+        message = _refusal(filename, mode, [other.mode for other in others])
+        if message is not None:
+            raise ValueError(message)
+        _open.setdefault(key, weakref.WeakSet()).add(file)
+
+
+def unregister(file: Any, filename: str) -> None:
+    """Forget ``file`` (closed, or failed to open)."""
+    key = _key(filename)
+    with _lock:
+        files = _open.get(key)
+        if files is not None:
+            files.discard(file)
+            if not files:
+                del _open[key]
