@@ -1,7 +1,11 @@
-"""codecs layer (see DESIGN.md): filter ids, PyTables Filters <-> HDF5 pipelines, Blosc2 chunks.
+"""Codecs layer: filter ids, PyTables Filters <-> HDF5 pipelines, Blosc2 chunk frames.
 
-Never imports h5py: pipelines are plain :class:`FilterStep` tuples that the storage layer
-passes to HDF5.
+It holds the filter registry (``ids``), PyTables' ``Filters`` (``filters``) and their HDF5
+pipelines (``pipeline``: plain :class:`~hyperslab.codecs.pipeline.FilterStep` tuples that the
+storage layer hands to HDF5), the Blosc2 filter's parameters and block shapes
+(``blosc2_filter``, ``blockshape``), and encoding and decoding of its chunk frames, whole or
+by region (``cframe*``).  It never imports h5py, and imports nothing of hyperslab's other
+layers but the shared ``errors``, ``options``, ``_typing`` and ``parameters`` modules.
 """
 
 from __future__ import annotations

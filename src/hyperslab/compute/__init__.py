@@ -1,4 +1,10 @@
-"""Compute layer: expressions, queries, reductions and indexes (later issues).
+"""Compute layer: conditions, queries, indexed queries, reductions and expressions.
 
-It must not touch h5py; it works on nodes and the chunk engine.
+Query conditions are resolved and compiled with numexpr (``conditions``) and run chunk by
+chunk in-kernel (``queries``), with the rows column indexes give where they can
+(:mod:`~hyperslab.compute.indexing`); reductions (``reductions``) and ``Expr``
+(``expressions``) stream over on-disk arrays tile by tile.  It works on nodes and the chunk
+engine and never touches h5py.  Inside it, ``queries`` and ``expressions`` sit above
+``indexing``, which sits above ``conditions`` and ``reductions`` (an import-linter
+contract).
 """
