@@ -21,6 +21,7 @@ import hyperslab
 from hyperslab.errors import DataTypeWarning, FlavorWarning, NaturalNameWarning
 from hyperslab.nodes.atoms import atom as hs_atom
 from hyperslab.nodes.atoms import description as hsd
+from hyperslab.nodes.atoms import tablelayout as hsl
 from hyperslab.nodes.tables.columns import Cols
 from hyperslab.storage.compound import CompoundLayout, layout_of_type
 
@@ -597,7 +598,7 @@ def test_description_from_layout_like_pytables(tmp_path: Path, name: str, byteor
     _write_pytables(path, TABLES[name](tables), byteorder)
     layout, fills = _read_layout(path)
     theirs, first_row = _pytables_view(path)
-    ours = hsd.description_from_layout(layout, fills)
+    ours = hsl.description_from_layout(layout, fills)
     assert describe_descr(ours, HS) == theirs
     assert [c._v_pathname for c in hsd.flat_columns(ours)] == theirs["walk_col"]
     # The default row is what PyTables appended with no value set.  (Not in big-endian
@@ -615,7 +616,7 @@ def test_storage_spec_matches_pytables_files(tmp_path: Path, name: str,
     path = tmp_path / "t.h5"
     _write_pytables(path, TABLES[name](tables), byteorder)
     layout, _ = _read_layout(path)
-    dtype, times, enums = hsd.storage_spec(hsd.Description(TABLES[name](HS)), byteorder)
+    dtype, times, enums = hsl.storage_spec(hsd.Description(TABLES[name](HS)), byteorder)
     assert dtype == layout.dtype
     assert dtype.itemsize == layout.dtype.itemsize
     assert times == layout.time_fields
@@ -640,7 +641,7 @@ def test_padded_table_from_pytables(tmp_path: Path) -> None:
         f.create_table("/", "t", np.zeros(2, dtype))
     layout, fills = _read_layout(path)
     theirs, _ = _pytables_view(path)
-    ours = hsd.description_from_layout(layout, fills)
+    ours = hsl.description_from_layout(layout, fills)
     assert describe_descr(ours, HS) == theirs
     assert ours._v_dtype == layout.dtype.newbyteorder("=") or ours._v_offsets == [0, 16, 30]
 
@@ -652,7 +653,7 @@ def test_h5py_table_with_bools_and_no_fills(tmp_path: Path) -> None:
         f.create_dataset("t", data=np.zeros(3, dtype), maxshape=(None,), chunks=(4,))
     layout, fills = _read_layout(path)
     assert fills == []
-    ours = hsd.description_from_layout(layout)
+    ours = hsl.description_from_layout(layout)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         theirs, _ = _pytables_view(path)
@@ -673,7 +674,7 @@ def test_description_from_layout_by_hand() -> None:
         times=frozenset({"t", "n/t8"}), bits=frozenset({"n/b"}),
         enums={"e": {"one": 1, "zero": 0}},
     )
-    descr = hsd.description_from_layout(layout, [5, 0, True, 2.5])
+    descr = hsl.description_from_layout(layout, [5, 0, True, 2.5])
     assert descr._v_names == ["t", "e", "n"]
     assert [type(c).__name__ for c in hsd.flat_columns(descr)] == [
         "Time32Col", "EnumCol", "BoolCol", "Time64Col"
@@ -682,30 +683,30 @@ def test_description_from_layout_by_hand() -> None:
     assert descr.e.base == hyperslab.UInt16Atom()
     assert descr._v_dflts == {"t": 5, "e": 0}
     assert descr.n._v_dflts == {"b": True, "t8": 2.5}
-    assert hsd.description_from_layout(layout).e._defname == "one"
+    assert hsl.description_from_layout(layout).e._defname == "one"
 
 
 def test_description_from_layout_bad_inputs() -> None:
     layout = make_layout([("a", "<i4"), ("e", "u1")], enums={"e": {"x": 1}})
     with pytest.raises(ValueError, match="1 column defaults given for 2 columns"):
-        hsd.description_from_layout(layout, [1])
-    descr = hsd.description_from_layout(layout, [1, 7])  # 7 is no member: PyTables' rule
+        hsl.description_from_layout(layout, [1])
+    descr = hsl.description_from_layout(layout, [1, 7])  # 7 is no member: PyTables' rule
     assert descr.e._defname == "x" and descr.e.dflt == 7 and descr._v_dflts["e"] == 7
     with pytest.warns(DataTypeWarning, match="'e'"):
-        descr = hsd.description_from_layout(layout, [1, 300])  # 300 does not fit uint8
+        descr = hsl.description_from_layout(layout, [1, 300])  # 300 does not fit uint8
     assert descr.e._defname == "x" and descr.e.dflt == 1
     with pytest.warns(DataTypeWarning, match="'a'"):
-        descr = hsd.description_from_layout(layout, ["not a number", None])
+        descr = hsl.description_from_layout(layout, ["not a number", None])
     assert descr.a.dflt == 0
     with pytest.raises(TypeError, match="'s'"):
-        hsd.description_from_layout(make_layout([("s", [("x", "<i4")], (2,))]))
+        hsl.description_from_layout(make_layout([("s", [("x", "<i4")], (2,))]))
     with pytest.raises(TypeError, match="'u'"):
-        hsd.description_from_layout(make_layout([("u", "<U2")]))
+        hsl.description_from_layout(make_layout([("u", "<U2")]))
 
 
 def test_complex_fill_given_as_a_record() -> None:
     fill = np.array((1.5, -2.0), dtype=[("r", "<f8"), ("i", "<f8")])
-    descr = hsd.description_from_layout(make_layout([("c", "<c16")]), [fill])
+    descr = hsl.description_from_layout(make_layout([("c", "<c16")]), [fill])
     assert descr.c.dflt == 1.5 - 2j
 
 
@@ -720,10 +721,10 @@ def test_default_row_in_another_layout() -> None:
 
 def test_storage_spec_enum_default_first_and_bad_byteorder() -> None:
     descr = hsd.Description({"e": hyperslab.EnumCol(["a", "b", "c"], "c", "int8")})
-    _, _, enums = hsd.storage_spec(descr)
+    _, _, enums = hsl.storage_spec(descr)
     assert list(enums["e"].items()) == [("c", 2), ("a", 0), ("b", 1)]
     with pytest.raises(ValueError, match="'middle'"):
-        hsd.storage_spec(descr, "middle")
+        hsl.storage_spec(descr, "middle")
 
 
 @pytest.mark.parametrize("byteorder", ["little", "big"])

@@ -42,8 +42,6 @@ from hyperslab.nodes.atoms.atom import (
     Int32Atom,
     Int64Atom,
     IntAtom,
-    SctypeLike,
-    ShapeLike,
     StringAtom,
     Time32Atom,
     Time64Atom,
@@ -54,8 +52,8 @@ from hyperslab.nodes.atoms.atom import (
     UInt64Atom,
     UIntAtom,
     _ComplexErrorAtom,
-    init_arg_names,
 )
+from hyperslab.nodes.atoms.atomargs import SctypeLike, ShapeLike, init_arg_names
 
 if TYPE_CHECKING:
     from hyperslab.nodes.atoms.description import Description

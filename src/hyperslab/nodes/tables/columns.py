@@ -9,7 +9,8 @@ import numpy as np
 
 from hyperslab._typing import AnyArray, Shape
 from hyperslab.chunked.tiles import Uniform
-from hyperslab.nodes.atoms.description import Description, field_of, names_by_offset
+from hyperslab.nodes.atoms.description import Description, field_of
+from hyperslab.nodes.atoms.tablelayout import names_by_offset
 from hyperslab.nodes.leaves.reducible import Reducible
 from hyperslab.nodes.members import is_member, member_failed
 

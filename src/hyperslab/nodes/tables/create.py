@@ -16,8 +16,8 @@ from hyperslab.nodes.atoms.description import (
     default_row,
     descr_from_dtype,
     flat_columns,
-    storage_spec,
 )
+from hyperslab.nodes.atoms.tablelayout import storage_spec
 from hyperslab.nodes.leaves.create import check_pipeline_available, write_leaf_sys_attrs
 from hyperslab.nodes.tables.recordio import encode_time64_fields, time64_paths
 from hyperslab.nodes.tables.table import Table

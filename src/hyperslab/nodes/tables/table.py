@@ -23,11 +23,11 @@ from hyperslab.nodes.atoms.cols import EnumCol
 from hyperslab.nodes.atoms.description import (
     Description,
     default_row,
-    description_from_layout,
     field_of,
     flat_columns,
 )
 from hyperslab.nodes.atoms.enum import Enum
+from hyperslab.nodes.atoms.tablelayout import description_from_layout
 from hyperslab.nodes.leaves.leaf import Leaf
 from hyperslab.nodes.tables.columns import Cols, Column, column_instances
 from hyperslab.nodes.tables.indexing import IndexedTable
