@@ -4,16 +4,21 @@ A table is a 1-D chunked HDF5 dataset of a compound type, with PyTables' attribu
 (FORMAT.md §1).  Rows are read and written as NumPy structured arrays through
 :class:`~hyperslab.nodes.tables.recordio.RecordIO`; appended rows wait in a buffer until they fill
 whole chunks (written raw, compressed in parallel, for Blosc2 tables) or the table is flushed.
-Queries live in :mod:`hyperslab.compute.queries`; the methods here delegate to it.
+
+This module holds what a table is (its description, columns, record I/O) and appending; the
+rest of its API comes from mixins: reading and iterating
+(:mod:`~hyperslab.nodes.tables.reading`), changing rows in place
+(:mod:`~hyperslab.nodes.tables.modifying`), queries (:mod:`~hyperslab.nodes.tables.querying`,
+which delegates to :mod:`hyperslab.compute.queries`) and indexes
+(:mod:`~hyperslab.nodes.tables.indexing`).
 """
 
 from __future__ import annotations
 
 import operator
 import threading
-from collections.abc import Callable, Iterable, Iterator, Sequence
-from contextlib import AbstractContextManager
-from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
+from collections.abc import Iterable, Iterator
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 
@@ -23,7 +28,6 @@ from hyperslab.nodes.atoms.cols import EnumCol
 from hyperslab.nodes.atoms.description import (
     Description,
     default_row,
-    field_of,
     flat_columns,
 )
 from hyperslab.nodes.atoms.enum import Enum
@@ -31,6 +35,9 @@ from hyperslab.nodes.atoms.tablelayout import description_from_layout
 from hyperslab.nodes.leaves.leaf import Leaf
 from hyperslab.nodes.tables.columns import Cols, Column, column_instances
 from hyperslab.nodes.tables.indexing import IndexedTable
+from hyperslab.nodes.tables.modifying import ModifiableTable
+from hyperslab.nodes.tables.querying import QueryableTable
+from hyperslab.nodes.tables.reading import ReadableTable
 from hyperslab.nodes.tables.recordio import RecordIO
 from hyperslab.nodes.tables.row import Row
 from hyperslab.nodes.tree.attributeset import AttributeSet
@@ -39,8 +46,6 @@ from hyperslab.storage import attributes as raw
 if TYPE_CHECKING:
     from hyperslab.nodes.tree.owner import NodeOwner
     from hyperslab.storage.compound import CompoundLayout
-
-Result = TypeVar("Result")
 
 _IO_MADE = threading.Lock()
 """Held while a table's RecordIO is made, so that all threads share one."""
@@ -63,12 +68,7 @@ def _leaf_count(dtype: np.dtype[Any]) -> int:
     return sum(_leaf_count(fields[name][0]) for name in dtype.names or ())
 
 
-def _rows_of(key: Any, nrows: int) -> range:
-    """Rows of a slice ``key`` over a table of ``nrows`` rows (any step)."""
-    return range(*key.indices(nrows))
-
-
-class Table(IndexedTable, Leaf):
+class Table(QueryableTable, ModifiableTable, ReadableTable, IndexedTable, Leaf):
     """A table of records (PyTables' ``Table``).
 
     Create one with :meth:`File.create_table`.  Rows are appended with :meth:`append` or
@@ -246,6 +246,10 @@ class Table(IndexedTable, Leaf):
         if row is None:
             row = self._rows.row = Row(self)
         return row
+
+    def _rows_at(self, blocks: Iterable[tuple[Any, AnyArray]], step: int = 1) -> Iterator[Row]:
+        """A new row positioned at each record of ``blocks`` in turn."""
+        return Row(self)._iterate(blocks, step)
 
     @property
     def cols(self) -> Cols:
@@ -473,472 +477,6 @@ class Table(IndexedTable, Leaf):
         if self._v__isopen and self._v_file.mode != "r":
             self._flush_rows()
             self._v_file._guard.flush()  # HDF5's buffers: the whole file's (Leaf.flush)
-
-    # ------------------------------------------------------------------ reading
-    def _ready(self) -> RecordIO:
-        """The record I/O, after any buffered appends are in the file."""
-        if self._buffered or self._updating:
-            self._flush_rows()
-        return self._io
-
-    def _field(self, records: AnyArray, field: str | None) -> AnyArray:
-        if field is None:
-            return records
-        return np.ascontiguousarray(field_of(records, field))
-
-    def read(  # type: ignore[override]  # PyTables' order: field comes before out
-        self,
-        start: int | None = None,
-        stop: int | None = None,
-        step: int | None = None,
-        field: str | None = None,
-        out: AnyArray | None = None,
-    ) -> Any:
-        """Read rows ``start:stop:step`` (slice semantics; any step but 0).
-
-        Parameters
-        ----------
-        start, stop, step : int, optional
-            The rows, as a Python slice.
-        field : str, optional
-            Read only this column (``'nested/x'`` for nested ones).
-        out : numpy.ndarray, optional
-            A C-contiguous array of the result's dtype and length to read into.
-
-        Returns
-        -------
-        numpy.ndarray
-            A structured array of rows, or the column ``field``.
-
-        Raises
-        ------
-        KeyError
-            If ``field`` names no column.
-        ValueError
-            If ``out`` does not fit the result.
-        """
-        io = self._ready()
-        rows = _rows_of(slice(start, stop, step), io.nrows)
-        if field is not None:
-            field_of(np.zeros(0, self.dtype), field)  # check the name before reading
-        if out is not None and field is None and rows.step == 1:
-            self._check_out(out, len(rows), self.dtype)
-            return io.read_span(rows.start, rows.stop, out) if len(rows) else out
-        data = self._field(io.read_rows(rows.start, rows.stop, rows.step), field)
-        if out is not None:
-            self._check_out(out, len(data), data.dtype, data.shape)
-            out[...] = data
-            return out
-        return self._flavored(data)
-
-    @staticmethod
-    def _check_out(
-        out: AnyArray, nrows: int, dtype: np.dtype[Any], shape: Shape | None = None
-    ) -> None:
-        expected = shape if shape is not None else (nrows,)
-        if not isinstance(out, np.ndarray) or not out.flags.c_contiguous:
-            raise ValueError("output array must be a C-contiguous NumPy array")
-        if out.shape != expected or out.dtype != dtype:
-            raise ValueError(
-                f"output array of shape {out.shape} and dtype {out.dtype} does not fit the "
-                f"result of shape {expected} and dtype {dtype}"
-            )
-
-    def _coords(self, coords: Any, nrows: int) -> AnyArray:
-        """``coords`` (ints, negative from the end, or a boolean mask) as int64 rows."""
-        array = np.asarray(coords)
-        if array.dtype == np.bool_:
-            if array.shape != (nrows,):
-                raise IndexError(
-                    f"a boolean mask for {self._v_pathname} must have {nrows} elements, not "
-                    f"{array.shape}"
-                )
-            return np.flatnonzero(array)
-        if array.size == 0:
-            return np.zeros(0, dtype=np.int64)
-        if array.dtype.kind not in "iu":
-            raise TypeError(f"row coordinates must be integers, not {array.dtype}: {coords!r:.80}")
-        result = array.astype(np.int64).reshape(-1)
-        result = np.where(result < 0, result + nrows, result)
-        bad = (result < 0) | (result >= nrows)
-        if bad.any():
-            raise IndexError(
-                f"row coordinate {array.reshape(-1)[np.argmax(bad)]} is out of range for "
-                f"{self._v_pathname} with {nrows} rows"
-            )
-        return result
-
-    def read_coordinates(self, coords: Any, field: str | None = None) -> AnyArray:
-        """Read the rows at ``coords`` (ints in any order, or a boolean mask)."""
-        io = self._ready()
-        return self._flavored(self._field(io.read_points(self._coords(coords, io.nrows)),
-                                          field))
-
-    def __getitem__(self, key: Any) -> Any:
-        """Rows by int (a record), slice (any step), int array or boolean mask."""
-        io = self._ready()
-        nrows = io.nrows
-        if isinstance(key, (int, np.integer)):
-            index = self._row_number(key)
-            return io.read_span(index, index + 1)[0]
-        if isinstance(key, slice):
-            rows = _rows_of(key, nrows)
-            return self._flavored(io.read_rows(rows.start, rows.stop, rows.step))
-        if isinstance(key, (list, np.ndarray)):
-            return self.read_coordinates(key)
-        raise TypeError(f"invalid index or slice for a table: {key!r:.80}")
-
-    # ------------------------------------------------------------------ iterating
-    def _iter_blocks(
-        self, start: int | None, stop: int | None, step: int | None,
-        fields: Sequence[str] | None = None,
-    ) -> Iterator[tuple[int, AnyArray]]:
-        """Stream rows ``start:stop:step`` in chunk-aligned blocks of native records.
-
-        Yields ``(first, records)``: the number of the first row and the rows of the block.
-        """
-        io = self._ready()
-        rows = _rows_of(slice(start, stop, step), io.nrows)
-        return io.blocks(rows.start, rows.stop, rows.step)
-
-    def _map_blocks(
-        self, start: int, stop: int, step: int, work: Callable[[int, AnyArray], Result],
-        parallel_context: Callable[[], AbstractContextManager[Any]] | None = None,
-    ) -> Iterator[Result]:
-        """``work(first, records)`` on each block of rows ``start:stop:step`` (normalized,
-        ``step`` > 0), in the pool's threads; the results in row order (see
-        :meth:`RecordIO.map_blocks`)."""
-        return self._ready().map_blocks(start, stop, step, work, parallel_context)
-
-    def _written_runs(self, start: int, stop: int
-                      ) -> tuple[list[tuple[int, int]], AnyArray] | None:
-        """Runs of rows of ``start:stop`` in written chunks and the fill value's record,
-        when most of the range was never written (see :meth:`RecordIO.written_runs`)."""
-        return self._ready().written_runs(start, stop)
-
-    def _rows_at(self, blocks: Iterable[tuple[Any, AnyArray]], step: int = 1) -> Iterator[Row]:
-        """A new row positioned at each record of ``blocks`` in turn."""
-        return Row(self)._iterate(blocks, step)
-
-    def iterrows(
-        self, start: int | None = None, stop: int | None = None, step: int | None = None
-    ) -> Iterator[Row]:
-        """Iterate over rows ``start:stop:step``, reading them in chunk-sized blocks.
-
-        The yielded :class:`Row` is the same object each time, pointing at the current row.
-        """
-        io = self._ready()
-        rows = _rows_of(slice(start, stop, step), io.nrows)
-        return self._rows_at(io.blocks(rows.start, rows.stop, rows.step), rows.step)
-
-    def __iter__(self) -> Iterator[Row]:
-        return self.iterrows()
-
-    def itersequence(self, sequence: Any) -> Iterator[Row]:
-        """Iterate over the rows at the coordinates in ``sequence`` (in its order)."""
-        io = self._ready()
-        coords = self._coords(sequence, io.nrows)
-
-        def blocks() -> Iterator[tuple[AnyArray, AnyArray]]:
-            step = io.block_rows
-            for begin in range(0, len(coords), step):
-                part = coords[begin : begin + step]
-                yield part, io.read_points(part)
-
-        return self._rows_at(blocks())
-
-    # ------------------------------------------------------------------ changing rows
-    def _check_range_write(self, start: int | None, stop: int | None, step: int | None,
-                           count: int) -> range:
-        """PyTables' range rules for modify_*: non-negative start and a step >= 1."""
-        begin = 0 if start is None else operator.index(start)
-        if begin < 0:
-            raise ValueError(f"'start' must have a positive value, not {begin}")
-        stride = 1 if step is None else operator.index(step)
-        if stride < 1:
-            raise ValueError(f"'step' must have a value greater or equal than 1, not {stride}")
-        end = begin + (count - 1) * stride + 1 if stop is None else operator.index(stop)
-        rows = range(*slice(begin, end, stride).indices(self.nrows))
-        if end > self.nrows:
-            raise IndexError(
-                f"this modification (rows up to {end}) would exceed the length of "
-                f"{self._v_pathname} ({self.nrows} rows); giving up"
-            )
-        if len(rows) != count:
-            raise ValueError(
-                f"the value has {count} rows but the range {begin}:{end}:{stride} of "
-                f"{self._v_pathname} selects {len(rows)}"
-            )
-        return rows
-
-    def _update_rows(self, rows: range, apply: Any,
-                     columns: Sequence[str] | None = None) -> None:
-        """Read the rows spanning ``rows``, let ``apply(selected)`` change them, write back
-        (the indexes of ``columns``, or of all columns, become dirty)."""
-        if len(rows) == 0:
-            return
-        io = self._ready()  # buffered rows first: writing them may update the indexes
-        with self._exclusive():
-            self._indexing.touched(columns)
-            lo, hi = rows[0], rows[-1] + 1
-            span = io.read_span(lo, hi)
-            view = span[:: rows.step]
-            apply(view)
-            io.write_span(lo, span)
-
-    def modify_rows(
-        self, start: int | None = None, stop: int | None = None, step: int | None = None,
-        rows: Any = None,
-    ) -> int:
-        """Replace rows ``start:stop:step`` with ``rows``; return how many were changed.
-
-        Raises
-        ------
-        ValueError
-            If ``rows`` does not fit the range or the row type.
-        IndexError
-            If the range goes past the end of the table.
-        """
-        self._check_writable_table()
-        if rows is None:
-            return 0
-        records = self._as_records(rows)
-        selected = self._check_range_write(start, stop, step, len(records))
-
-        def apply(view: AnyArray) -> None:
-            view[...] = records
-
-        self._update_rows(selected, apply)
-        return len(records)
-
-    def modify_column(
-        self, start: int | None = None, stop: int | None = None, step: int | None = None,
-        column: Any = None, colname: str | None = None,
-    ) -> int:
-        """Replace the values of column ``colname`` in rows ``start:stop:step``.
-
-        Raises
-        ------
-        TypeError
-            If ``colname`` is not a string.
-        KeyError
-            If it names no column.
-        """
-        if not isinstance(colname, str):
-            raise TypeError(f"the argument colname must be a string, not {colname!r}")
-        return self.modify_columns(start, stop, step, [column], [colname])
-
-    def modify_columns(
-        self, start: int | None = None, stop: int | None = None, step: int | None = None,
-        columns: Any = None, names: Sequence[str] | None = None,
-    ) -> int:
-        """Replace the values of the columns ``names`` in rows ``start:stop:step``.
-
-        ``columns`` is a sequence of column values (one per name) or a structured array
-        with those fields.
-        """
-        self._check_writable_table()
-        if columns is None:
-            return 0
-        if names is None:
-            raise TypeError("modify_columns needs the column names (names=...)")
-        names = list(names)
-        template = np.zeros(0, self.dtype)
-        if isinstance(columns, np.ndarray) and columns.dtype.names is not None:
-            values = [columns[name] for name in columns.dtype.names]
-        else:
-            values = list(columns)
-        if len(values) != len(names):
-            raise ValueError(f"{len(values)} columns given for {len(names)} names {names}")
-        arrays = []
-        for name, value in zip(names, values, strict=True):
-            cell = field_of(template, name).dtype
-            base, shape = cell.subdtype if cell.subdtype is not None else (cell, ())
-            try:
-                array = np.asarray(value, dtype=base)
-            except (ValueError, TypeError) as exc:
-                raise ValueError(f"values for column {name!r} cannot be converted to "
-                                 f"{cell}: {exc}") from exc
-            if array.ndim == len(shape):
-                array = array.reshape((1, *array.shape))
-            arrays.append(array)
-        count = len(arrays[0]) if arrays else 0
-        selected = self._check_range_write(start, stop, step, count)
-
-        def apply(view: AnyArray) -> None:
-            for name, array in zip(names, arrays, strict=True):
-                field_of(view, name)[...] = array
-
-        self._update_rows(selected, apply, names)
-        return count
-
-    def _write_coordinates(self, coords: AnyArray, records: AnyArray) -> None:
-        """Write native ``records`` at rows ``coords``."""
-        io = self._ready()
-        with self._exclusive():
-            self._indexing.touched()
-            io.write_points(coords, records)
-
-    def modify_coordinates(self, coords: Any, rows: Any) -> int:
-        """Replace the rows at ``coords`` with ``rows``; return how many were changed."""
-        self._check_writable_table()
-        io = self._ready()
-        points = self._coords(coords, io.nrows)
-        records = self._as_records(rows)
-        if len(records) == 1 and len(points) != 1:
-            records = np.repeat(records, len(points))
-        if len(records) != len(points):
-            raise ValueError(f"{len(records)} rows given for {len(points)} coordinates")
-        with self._exclusive():
-            self._indexing.touched()
-            io.write_points(points, records)
-        return len(points)
-
-    def __setitem__(self, key: Any, value: Any) -> None:
-        """Replace rows: by int, slice (step >= 1), int array or boolean mask."""
-        self._check_writable_table()
-        nrows = self.nrows
-        if isinstance(key, (int, np.integer)):
-            index = self._row_number(key)
-            self.modify_rows(index, index + 1, 1, [value]
-                             if not isinstance(value, np.ndarray) or value.ndim == 0
-                             else value)
-            return
-        if isinstance(key, slice):
-            rows = _rows_of(key, nrows)
-            if rows.step < 0:
-                rows = rows[::-1]
-                value = self._as_records(value)[::-1]
-            self.modify_rows(rows.start, rows.stop, rows.step, value)
-            return
-        if isinstance(key, (list, np.ndarray)):
-            self.modify_coordinates(key, value)
-            return
-        raise TypeError(f"invalid index or slice for a table: {key!r:.80}")
-
-    def remove_rows(
-        self, start: int | None = None, stop: int | None = None, step: int | None = None
-    ) -> int:
-        """Remove rows ``start:stop:step`` (slice semantics, step >= 1); return how many.
-
-        The rows after them move up; this rewrites the rest of the table.
-        """
-        self._check_writable_table()
-        if step is not None and step < 0:
-            raise ValueError(f"slice step cannot be negative: {step}")
-        io = self._ready()
-        with self._exclusive():
-            return self._remove_rows(io, slice(start, stop, step))
-
-    def _remove_rows(self, io: RecordIO, selected: slice) -> int:
-        nrows = io.nrows
-        rows = _rows_of(selected, nrows)
-        if len(rows) == 0:
-            return 0
-        first = rows[0]
-        write_at = first
-        self._indexing.touched()
-        # Stream the rows kept after the first removed one towards the front.
-        for begin in range(first, nrows, io.block_rows):
-            end = min(nrows, begin + io.block_rows)
-            span = io.read_span(begin, end)
-            index = np.arange(begin, end)
-            removed = (index >= rows.start) & (index < rows.stop) & (
-                (index - rows.start) % rows.step == 0)
-            kept = span[~removed]
-            io.write_span(write_at, kept)
-            write_at += len(kept)
-        io.resize(write_at)
-        self._write_nrows()
-        return nrows - write_at
-
-    def remove_row(self, n: int) -> None:
-        """Remove row ``n`` (negative counts from the end)."""
-        index = self._row_number(n, "row")
-        self.remove_rows(index, index + 1)
-
-    def truncate(self, size: int | Sequence[int]) -> None:
-        """Shrink or grow the table to ``size`` rows; new rows hold the column defaults."""
-        self._check_writable_table()
-        if not isinstance(size, (int, np.integer)):
-            values = list(size)
-            if len(values) != 1:
-                raise ValueError(f"truncate takes a number of rows, not {size!r}")
-            size = values[0]
-        rows = operator.index(size)
-        if rows < 0:
-            raise ValueError(f"truncate size must be non-negative, not {rows}")
-        io = self._ready()
-        with self._exclusive():
-            old = io.nrows
-            if rows < old:
-                self._indexing.touched()
-            if rows <= old:
-                io.resize(rows)
-            else:
-                default = self._default_record()
-                for begin in range(old, rows, io.block_rows):
-                    count = min(io.block_rows, rows - begin)
-                    self._store(np.full(count, default, dtype=self.dtype), final=True)
-            self._write_nrows()
-
-    # ------------------------------------------------------------------ queries
-    def where(
-        self, condition: str, condvars: dict[str, Any] | None = None,
-        start: int | None = None, stop: int | None = None, step: int | None = None,
-    ) -> Iterator[Row]:
-        """Iterate over the rows that fulfil ``condition`` (an in-kernel numexpr query).
-
-        Variables of the condition are column names, names in ``condvars`` or, when it is
-        None, variables of the calling frame.  Errors in the condition are raised here,
-        before any row is produced.
-
-        Examples
-        --------
-        ``[row['col2'] for row in table.where('(col1 > 0) & (col3 < lim)')]``
-        """
-        from hyperslab.compute import queries
-
-        return queries.where(self, condition, condvars, start, stop, step, depth=1)
-
-    def read_where(
-        self, condition: str, condvars: dict[str, Any] | None = None,
-        field: str | None = None, start: int | None = None, stop: int | None = None,
-        step: int | None = None,
-    ) -> AnyArray:
-        """The rows (or column ``field``) that fulfil ``condition``, as an array."""
-        from hyperslab.compute import queries
-
-        return queries.read_where(self, condition, condvars, field, start, stop, step, depth=1)
-
-    def get_where_list(
-        self, condition: str, condvars: dict[str, Any] | None = None, sort: bool = False,
-        start: int | None = None, stop: int | None = None, step: int | None = None,
-    ) -> AnyArray:
-        """The coordinates (int64) of the rows that fulfil ``condition``."""
-        from hyperslab.compute import queries
-
-        return queries.get_where_list(self, condition, condvars, sort, start, stop, step,
-                                      depth=1)
-
-    def append_where(
-        self, dstTable: Table, condition: str,  # PyTables' name
-        condvars: dict[str, Any] | None = None, start: int | None = None,
-        stop: int | None = None, step: int | None = None,
-    ) -> int:
-        """Append the rows that fulfil ``condition`` to ``dstTable``; return how many."""
-        from hyperslab.compute import queries
-
-        return queries.append_where(self, dstTable, condition, condvars, start, stop, step,
-                                    depth=1)
-
-    def will_query_use_indexing(
-        self, condition: str, condvars: dict[str, Any] | None = None
-    ) -> frozenset[str]:
-        """The indexed columns a query would use (none until indexes exist)."""
-        from hyperslab.compute import queries
-
-        return queries.will_query_use_indexing(self, condition, condvars, depth=1)
 
     # ------------------------------------------------------------------ reprs
     def __repr__(self) -> str:
