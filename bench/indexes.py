@@ -2,7 +2,7 @@
 
 The table is the spec's ``Record`` (col1, col2 Int32; col3, col4 Float64: 24 bytes a row),
 ``nrows`` rows (default 10 million), made and written exactly as by :mod:`bench.queries`
-(its :func:`~bench.queries.make_records` and :func:`~bench.queries.write_table`): each
+(its :func:`~bench._queries_data.make_records` and :func:`~bench.queries.write_table`): each
 library (hyperslab and PyTables) writes its own unindexed table per codec (:data:`CODECS`,
 default none and blosc2:lz4), then indexes its own copies.  Two parts:
 
@@ -94,6 +94,7 @@ from bench._indexes_ops import (
     write_sqlite,
 )
 from bench._indexes_report import index_sizes, notes_for, report
+from bench._queries_data import make_records, records_crc32
 from bench._reductions_report import keep_freed_memory
 from bench.harness import (
     BenchmarkError,
@@ -111,16 +112,7 @@ from bench.harness import (
     print_progress,
     run_benchmark,
 )
-from bench.queries import (
-    CODECS,
-    LIBRARIES,
-    MODULES,
-    NODE,
-    file_info,
-    make_records,
-    records_crc32,
-    write_table,
-)
+from bench.queries import CODECS, LIBRARIES, MODULES, NODE, file_info, write_table
 
 DEFAULT_ROWS = 10_000_000
 QUICK_ROWS = 20_000
