@@ -20,6 +20,8 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from bench._queries_data import SEED, check_of, make_records
+from bench._report import format_seconds
 from bench.harness import (
     BenchmarkError,
     BenchmarkResult,
@@ -36,7 +38,7 @@ from bench.harness import (
     run_in_this_process,
     select_rivals,
 )
-from bench.queries import MODULES, NODE, SEED, check_of, make_records, write_table
+from bench.queries import MODULES, NODE, write_table
 
 QUERY_COLUMN = "col4"
 QUERY_INDEX = ("full", 9)
@@ -359,8 +361,6 @@ def run_checked(
     BenchmarkError
         If no rival is available or a baseline run (``spec.fresh_process``) fails.
     """
-    from bench._report import format_seconds
-
     if repeat < 1:
         raise ValueError(f"repeat must be at least 1, not {repeat}")
     t0 = time.perf_counter()

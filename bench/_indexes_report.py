@@ -19,13 +19,12 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
+from bench._indexes_data import START, Prepared
 from bench._indexes_ops import CONDITION, QUERY_INDEX, SORTED_NODE, SQL, rival_name
+from bench._report import format_markdown, format_seconds, write_reports
 from bench.harness import BenchmarkResult, goal_lines, print_progress, report_outcome
-
-if TYPE_CHECKING:
-    from bench.indexes import Prepared
 
 MB = 1e6
 SORTED_GOAL_HITS = 10_000
@@ -42,8 +41,6 @@ CREATE_WARMUP = "each run's result checked, with no untimed run first"
 def notes_for(part: str, prepared: Prepared) -> list[str]:
     """The notes of one part's report."""
     import blosc2
-
-    from bench.indexes import START
 
     notes = [
         f"Table: {prepared.nrows:,} rows of the spec's Record (col1, col2 Int32; col3, col4 "
@@ -150,8 +147,6 @@ def _size(nbytes: int | None) -> str:
 
 
 def _seconds(seconds: float | None) -> str:
-    from bench._report import format_seconds
-
     return "-" if seconds is None else format_seconds(seconds)
 
 
@@ -305,8 +300,6 @@ def report(
 ) -> int:
     """Print the report, write it (``results.md``, ``results.json``) and each part's harness
     reports (``<part>/``); return the exit code (1 if some case failed)."""
-    from bench._report import format_markdown, write_reports
-
     sections: list[str] = []
     code = 0
     for k, (part, result) in enumerate(results.items()):

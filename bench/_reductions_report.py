@@ -32,6 +32,8 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from bench._reductions_data import CLEVEL, EXPR_AXIS, EXPRESSION, RTOL, STOP
+from bench._report import format_markdown, result_to_dict, write_reports
 from bench.harness import BenchmarkResult, Case, goal_lines, print_progress, report_outcome
 
 GB = 1e9
@@ -106,8 +108,6 @@ def ndarray_info(array: Any, seconds: float) -> dict[str, Any]:
 def notes_for(shape: Sequence[int], nbytes: int) -> list[str]:
     """The notes of the reports: data, layout, rivals, checks, threads."""
     import blosc2
-
-    from bench.reductions import CLEVEL, EXPR_AXIS, EXPRESSION, RTOL, STOP
 
     try:
         ne: Any = importlib.import_module("numexpr")
@@ -344,8 +344,6 @@ def report(
 ) -> int:
     """Print the report, write it (``results.md``, ``results.json``) and each part's harness
     reports (``<part>/``); return the exit code (1 if some case failed)."""
-    from bench._report import format_markdown, result_to_dict, write_reports
-
     sections: list[str] = []
     code = 0
     summary: dict[str, Any] = {"benchmark": "reductions", "array_bytes": data_nbytes}

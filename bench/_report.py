@@ -10,7 +10,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from bench.harness import BenchmarkResult, Case, Measurement, Stats
+from bench._model import BenchmarkResult, Case, Measurement, Stats
 
 MIB = 1024 * 1024
 

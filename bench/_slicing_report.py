@@ -24,12 +24,11 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
+from bench._report import format_markdown, write_reports
+from bench._slicing_data import AXIS_CASES, Group, Selection
 from bench.harness import BenchmarkResult, Case, goal_lines, print_progress, report_outcome
-
-if TYPE_CHECKING:
-    from bench.slicing import Group, Selection
 
 MB = 1e6
 """Bytes in a MB of the reports (throughput and sizes)."""
@@ -127,9 +126,6 @@ def files_markdown(groups: Sequence[Group], data_nbytes: int) -> list[str]:
     return lines
 
 
-AXIS_CASES = ("axis0", "axis1", "axis2", "axis3")
-"""The one-index cases (:data:`bench.slicing.AXIS_CASES`), whose goals are PyTables' and
-b2h5py's speed."""
 GOALS = (
     (AXIS_CASES, "PyTables", 1.5),
     (AXIS_CASES, "b2h5py", 1.0),
@@ -174,8 +170,6 @@ def report(
     progress: Callable[[str], None] = print_progress,
 ) -> int:
     """Print and write the reports (markdown, JSON, PNG); return the exit code."""
-    from bench._report import format_markdown, write_reports
-
     met = goals(result)
     sections = [
         format_markdown(result),

@@ -54,6 +54,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from bench._report import format_markdown, write_reports
 from bench.harness import (
     BenchmarkError,
     BenchmarkResult,
@@ -326,8 +327,6 @@ def report(
     result: BenchmarkResult, nchunks: int, options: argparse.Namespace, out_dir: Path
 ) -> int:
     """Print and write the reports with the per-item table; return the exit code."""
-    from bench._report import format_markdown, write_reports
-
     markdown = format_markdown(result) + "\n" + per_item_markdown(result, nchunks, options)
     print(markdown)
     paths, notes = write_reports(result, out_dir)

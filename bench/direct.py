@@ -54,6 +54,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from bench._report import format_markdown, write_reports
 from bench.harness import (
     BenchmarkError,
     BenchmarkResult,
@@ -550,8 +551,6 @@ def report(
     progress: Any = print_progress,
 ) -> int:
     """Print and write the reports, with the throughput table; return the exit code."""
-    from bench._report import format_markdown, write_reports
-
     table = throughput(result, nbytes)
     markdown = format_markdown(result) + "\n" + throughput_markdown(result, table, sizes, nbytes)
     print(markdown)

@@ -2,7 +2,7 @@
 
 The table is the spec's ``Record`` (col1, col2 Int32; col3, col4 Float64: 24 bytes a row),
 ``nrows`` rows (default 10 million), made and written exactly as by :mod:`bench.queries`
-(its :func:`~bench.queries.make_records` and :func:`~bench.queries.write_table`): each
+(its :func:`~bench._queries_data.make_records` and :func:`~bench.queries.write_table`): each
 library (hyperslab and PyTables) writes its own unindexed table per codec (:data:`CODECS`,
 default none and blosc2:lz4), then indexes its own copies.  Two parts:
 
@@ -34,8 +34,9 @@ Every query's result is compared, as a sorted multiset (:func:`sorted_check`), w
 NumPy's on the records, and across rivals by the harness, before anything is timed.  A
 rival whose :func:`smoke_test` fails is not run, and the run fails (exit status 1) after
 measuring the others.  All files go into a temporary folder
-(``--tmpdir``) removed at the end.  What the rivals do with their files is in
-:mod:`bench._indexes_ops`; the reports are built by :mod:`bench._indexes_report`.
+(``--tmpdir``) removed at the end.  The cases' kinds, hit counts and limits, and what the
+setup prepared, are in :mod:`bench._indexes_data`; what the rivals do with their files is
+in :mod:`bench._indexes_ops`; the reports are built by :mod:`bench._indexes_report`.
 
 Run ``python -m bench indexes --help`` (or ``hyperslab bench indexes --help``).  The
 default run (10 million rows) took 20 minutes on the 2-core VM of the project with another
@@ -60,6 +61,17 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from bench._indexes_data import (
+    COLUMNS,
+    HIT_COUNTS,
+    Built,
+    Prepared,
+    fitting_hits,
+    hits_label,
+    kind_label,
+    parse_kinds,
+    query_limits,
+)
 from bench._indexes_ops import (
     CONDITION,
     MODES,
@@ -81,6 +93,8 @@ from bench._indexes_ops import (
     sorted_check,
     write_sqlite,
 )
+from bench._indexes_report import index_sizes, notes_for, report
+from bench._queries_data import make_records, records_crc32
 from bench._reductions_report import keep_freed_memory
 from bench.harness import (
     BenchmarkError,
@@ -98,28 +112,12 @@ from bench.harness import (
     print_progress,
     run_benchmark,
 )
-from bench.queries import (
-    CODECS,
-    LIBRARIES,
-    MODULES,
-    NODE,
-    file_info,
-    make_records,
-    records_crc32,
-    write_table,
-)
+from bench.queries import CODECS, LIBRARIES, MODULES, NODE, file_info, write_table
 
 DEFAULT_ROWS = 10_000_000
 QUICK_ROWS = 20_000
 DEFAULT_CODECS = ("none", "blosc2:lz4")
 DEFAULT_KINDS = "medium:6,full:9"
-KINDS = ("ultralight", "light", "medium", "full")
-"""PyTables' index kinds."""
-COLUMNS = ("col2", "col4")
-"""The indexed columns of the ``create`` part: Int32 and Float64."""
-HIT_COUNTS = (1, 10, 100, 1_000, 10_000, 100_000, 1_000_000)
-START = 0.3
-"""Every query's range starts at this quantile of col4."""
 PARTS = ("create", "query")
 CACHES = ("cold", "warm")
 SQLITE = "SQLite"
@@ -190,68 +188,6 @@ def rival_named(name: str) -> IndexRival:
     raise BenchmarkError(f"unknown rival {name!r}")
 
 
-# ----------------------------------------------------------------------------- the data
-
-
-def parse_kinds(text: str) -> list[tuple[str, int]]:
-    """Parse ``--kinds``: ``medium:6,full:9`` -> ``[("medium", 6), ("full", 9)]``.
-
-    Raises
-    ------
-    argparse.ArgumentTypeError
-        Naming the entry that is not ``KIND:OPTLEVEL`` with a known kind and an optlevel
-        from 0 to 9, or one given twice.
-    """
-    pairs: list[tuple[str, int]] = []
-    for item in comma_list(text):
-        kind, sep, level = item.partition(":")
-        if not sep or kind not in KINDS or not level.isdigit() or not 0 <= int(level) <= 9:
-            raise argparse.ArgumentTypeError(
-                f"bad index {item!r}: want KIND:OPTLEVEL, KIND one of {', '.join(KINDS)} "
-                "and OPTLEVEL from 0 to 9"
-            )
-        if (kind, int(level)) in pairs:
-            raise argparse.ArgumentTypeError(f"index {item!r} given twice")
-        pairs.append((kind, int(level)))
-    return pairs
-
-
-def hits_label(hits: int) -> str:
-    """``1 hit``, ``10,000 hits``: the name of a query case."""
-    return f"{hits:,} hit" + ("" if hits == 1 else "s")
-
-
-def kind_label(kind: str, optlevel: int) -> str:
-    """``full:9``."""
-    return f"{kind}:{optlevel}"
-
-
-def query_limits(records: Any, hit_counts: Sequence[int]) -> dict[int, dict[str, float]]:
-    """Return ``{hits: {"lim1": ..., "lim2": ...}}``: ranges of col4 from the :data:`START`
-    quantile holding ``hits`` rows each (exactly, col4's values being distinct).
-
-    Raises
-    ------
-    ValueError
-        If a hit count is below 1 or does not fit after the start.
-    """
-    import numpy as np
-
-    col4 = np.sort(records[QUERY_COLUMN])
-    first = int(START * len(col4))
-    limits = {}
-    for hits in hit_counts:
-        if not 1 <= hits < len(col4) - first:
-            raise ValueError(f"{hits:,} hits do not fit in {len(col4):,} rows after {START:g}")
-        limits[hits] = {"lim1": float(col4[first]), "lim2": float(col4[first + hits])}
-    return limits
-
-
-def fitting_hits(nrows: int, wanted: Sequence[int]) -> list[int]:
-    """The hit counts of ``wanted`` that :func:`query_limits` can give with ``nrows`` rows."""
-    return [h for h in wanted if 1 <= h < nrows - int(START * nrows)]
-
-
 # ----------------------------------------------------------------------------- one run
 
 
@@ -304,40 +240,6 @@ def run_case(rival: str, case: str, params: dict[str, Any], timer: Timer) -> Any
 
 
 # ----------------------------------------------------------------------------- setup
-
-
-@dataclasses.dataclass(frozen=True)
-class Built:
-    """Something the setup built: a table, an index, a sorted copy or the SQLite database."""
-
-    what: str
-    library: str
-    codec: str
-    path: Path
-    seconds: float
-    nbytes: int
-
-
-@dataclasses.dataclass
-class Prepared:
-    """The inputs of a run: the limits and expected checks, and the files built."""
-
-    folder: Path
-    nrows: int
-    limits: dict[int, dict[str, float]]
-    expected: dict[int, dict[str, int]]
-    probes: dict[str, dict[str, Any]]
-    plain: dict[str, dict[str, Path]] = dataclasses.field(default_factory=dict)
-    indexed: dict[str, dict[str, Path]] = dataclasses.field(default_factory=dict)
-    sqlite: Path | None = None
-    sqlite_info: dict[str, Any] = dataclasses.field(default_factory=dict)
-    built: list[Built] = dataclasses.field(default_factory=list)
-    dropped: dict[str, str] = dataclasses.field(default_factory=dict)
-
-    @property
-    def hits(self) -> dict[int, int]:
-        """Wanted hit count -> the rows that match."""
-        return {n: check["hits"] for n, check in self.expected.items()}
 
 
 def _build(
@@ -552,8 +454,6 @@ def build_spec(
     fresh_process: bool,
 ) -> BenchmarkSpec:
     """Return the benchmark description of one part."""
-    from bench._indexes_report import notes_for
-
     data = [
         DataInfo(
             f"{b.library} {b.codec} {b.what}",
@@ -774,8 +674,6 @@ def _run_part(
 
 
 def _run(args: argparse.Namespace, options: Options, folder: Path) -> int:
-    from bench._indexes_report import index_sizes, report
-
     t0 = time.perf_counter()
     chosen = choose_rivals(options)
     plan = plan_run(chosen)

@@ -26,8 +26,9 @@ compressed), each with the chunkshape its library picks for ``expectedrows=nrows
 
 Every case is checked equal across its rivals before anything is timed (see
 :mod:`bench.harness`).  Throughput: rows per second and GB/s of table data
-(``nrows * 24`` bytes, 1 GB = 1e9 bytes) per median time.  All files go into a temporary
-folder (``--tmpdir``) removed at the end.
+(``nrows * 24`` bytes, 1 GB = 1e9 bytes) per median time.  The records, the limits and the
+checks are made by :mod:`bench._queries_data`.  All files go into a temporary folder
+(``--tmpdir``) removed at the end.
 
 Run ``python -m bench queries --help`` (or ``hyperslab bench queries --help``).
 """
@@ -44,11 +45,22 @@ import shutil
 import sys
 import tempfile
 import time
-import zlib
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from bench._queries_data import (
+    _CODE,
+    COLUMNS,
+    CONDITION,
+    SEED,
+    check_of,
+    choose_limits,
+    make_records,
+    numpy_hits,
+    records_crc32,
+)
+from bench._report import format_markdown, write_reports
 from bench.harness import (
     BenchmarkError,
     BenchmarkResult,
@@ -69,25 +81,15 @@ from bench.harness import (
 
 DEFAULT_ROWS = 10_000_000
 QUICK_ROWS = 1_000_000
-SEED = 19
-"""Seed of the random values (``indexed_search.py`` seeds with 19)."""
-SCALE = 0.1
-"""Standard deviation of the noise, relative to ``nrows`` (``indexed_search.py``'s SCALE)."""
 ROW_BYTES = 24
 APPEND_BLOCK = 100_000
 """Rows per ``append`` call in the ``append`` part."""
 NODE = "table"
 GB = 1e9
 
-CONDITION = (
-    "((col4 >= lim1) & (col4 < lim2)) | ((col2 > lim3) & (col2 < lim4)) & "
-    "((col1+3.1*col2+col3*col4) > lim5)"
-)
-"""The spec's in-kernel condition ("In-kernel searches"); ``&`` binds tighter than ``|``."""
 PANDAS_CONDITION = re.sub(r"\b(lim\d)\b", r"@\1", CONDITION)
 """The same for ``DataFrame.query``, which wants ``@`` before outer variables."""
 
-COLUMNS = ("col1", "col2", "col3", "col4")
 SELECTIVITIES = {"1%": 0.01, "0.01%": 0.0001}
 CODECS: dict[str, tuple[int, str]] = {
     "none": (0, "zlib"),
@@ -158,58 +160,8 @@ def rival_named(name: str) -> TableRival:
     raise BenchmarkError(f"unknown rival {name!r}")
 
 
-# ----------------------------------------------------------------------------- the data
+# ----------------------------------------------------------------------------- in memory
 
-
-def record_dtype() -> Any:
-    """The NumPy dtype of the spec's ``Record`` (packed, native order)."""
-    import numpy as np
-
-    return np.dtype([("col1", "i4"), ("col2", "i4"), ("col3", "f8"), ("col4", "f8")])
-
-
-def make_records(nrows: int, seed: int = SEED) -> Any:
-    """Return ``nrows`` records filled as ``indexed_search.py`` does (module docstring)."""
-    import numpy as np
-
-    rng = np.random.default_rng(seed)
-    values = np.arange(nrows, dtype=np.float64)
-    values += rng.normal(0.0, max(nrows * SCALE, 1.0), nrows)
-    records = np.empty(nrows, dtype=record_dtype())
-    records["col3"] = records["col4"] = values
-    records["col1"] = records["col2"] = values.astype(np.int32)
-    return records
-
-
-def choose_limits(records: Any, fraction: float) -> dict[str, float]:
-    """Return ``lim1..lim5`` so that about ``fraction`` of the rows match :data:`CONDITION`.
-
-    ``[lim1, lim2)`` is the col4 window from the 25% quantile holding ``fraction / 2`` of
-    the rows; ``(lim3, lim4)`` the col2 window from the 75% quantile holding ``fraction``
-    of them, of which ``lim5`` (a midpoint between two values, so that no row sits on it)
-    lets half pass the arithmetic term.  The windows do not overlap (col2 is col4
-    truncated), so the hits are about ``fraction`` of the rows.
-    """
-    import numpy as np
-
-    col2, col4 = records["col2"], records["col4"]
-    lim1, lim2 = (float(q) for q in np.quantile(col4, [0.25, 0.25 + fraction / 2]))
-    lim3, lim4 = (float(q) for q in np.quantile(col2, [0.75, 0.75 + fraction]))
-    window = records[(col2 > lim3) & (col2 < lim4)]
-    term = np.sort(window["col1"] + 3.1 * window["col2"] + window["col3"] * window["col4"])
-    k = len(term) // 2
-    lim5 = float((term[k - 1] + term[k]) / 2) if k else float(lim4 * lim4)
-    return {"lim1": lim1, "lim2": lim2, "lim3": lim3, "lim4": lim4, "lim5": lim5}
-
-
-def numpy_hits(records: Any, limits: Mapping[str, float]) -> Any:
-    """Return the col2 values of the rows matching :data:`CONDITION`, evaluated by NumPy."""
-    fields = {name: records[name] for name in COLUMNS}
-    mask = eval(_CODE, {"__builtins__": {}}, {**fields, **limits})
-    return records["col2"][mask]
-
-
-_CODE = compile(CONDITION, "<condition>", "eval")
 
 _SOURCES: dict[str, Any] = {}
 """What was loaded in this process, by (kind, path): records, columns, data frames."""
@@ -244,25 +196,6 @@ def load_frame(path: str) -> Any:
     if key not in _SOURCES:
         _SOURCES[key] = pd.DataFrame(load_columns(path), copy=False)
     return _SOURCES[key]
-
-
-def check_of(values: Any) -> dict[str, int]:
-    """Return the check of a query result: number of hits, their sum and CRC-32."""
-    import numpy as np
-
-    array = np.ascontiguousarray(np.asarray(values, dtype=np.int32))
-    return {
-        "hits": len(array),
-        "sum": int(array.sum(dtype=np.int64)),
-        "crc32": zlib.crc32(array.data),
-    }
-
-
-def records_crc32(records: Any) -> int:
-    """CRC-32 of the bytes of ``records``."""
-    import numpy as np
-
-    return zlib.crc32(np.ascontiguousarray(records).data)
 
 
 # ----------------------------------------------------------------------------- the libraries
@@ -651,8 +584,6 @@ def report(
     progress: Any = print_progress,
 ) -> int:
     """Print the combined report, write each part's reports and the summary; exit code."""
-    from bench._report import format_markdown, write_reports
-
     sections, code = ["\n".join(sizes_markdown(prepared))], 0
     for part, result in results.items():
         full = format_markdown(result)

@@ -18,6 +18,7 @@ import numpy as np
 import pytest
 
 import hyperslab
+from bench import _reductions_data as rdata
 from bench import _reductions_report as rreport
 from bench import benchmark_names
 from bench import reductions as rbench
@@ -64,9 +65,9 @@ def _available(part: str) -> list[str]:
 
 def test_data_is_the_spec_linspace(data: Any) -> None:
     assert data.dtype == np.float64 and data.shape == SHAPE
-    assert data[0, 0, 0] == 0 and data[-1, -1, -1] == rbench.STOP
+    assert data[0, 0, 0] == 0 and data[-1, -1, -1] == rdata.STOP
     steps = np.diff(data.ravel())
-    np.testing.assert_allclose(steps, rbench.STOP / (data.size - 1))
+    np.testing.assert_allclose(steps, rdata.STOP / (data.size - 1))
     assert data.flags.c_contiguous
 
 

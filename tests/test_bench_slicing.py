@@ -13,6 +13,7 @@ from typing import Any
 import numpy as np
 import pytest
 
+from bench import _slicing_data as sdata
 from bench import _slicing_report as sreport
 from bench import benchmark_names
 from bench import slicing as sbench
@@ -32,7 +33,7 @@ def data() -> Any:
 def test_data_is_deterministic_and_independent_of_the_slabs(data: Any) -> None:
     assert data.dtype == np.int64 and data.shape == SHAPE
     np.testing.assert_array_equal(data, sbench.make_data(SHAPE, rows=4))
-    np.testing.assert_array_equal(data[2:5], sbench.make_slab(SHAPE, 2, 5))
+    np.testing.assert_array_equal(data[2:5], sdata.make_slab(SHAPE, 2, 5))
     assert 1000 < data.min() < data.max() < 7000
     # Smooth: neighbours along the last axis differ by little more than the noise (0..7).
     steps = np.abs(np.diff(data, axis=-1))
@@ -43,7 +44,7 @@ def test_data_is_deterministic_and_independent_of_the_slabs(data: Any) -> None:
 def test_data_compresses_moderately_with_lz4_and_shuffle() -> None:
     import blosc2
 
-    slab = sbench.make_slab(sbench.FULL_SHAPE, 0, 2)
+    slab = sdata.make_slab(sbench.FULL_SHAPE, 0, 2)
     packed = blosc2.compress2(
         slab.tobytes(),
         typesize=8,
@@ -265,7 +266,7 @@ def test_report_text_helpers_and_goals() -> None:
     info["blocks"] = [1, 2]
     assert sreport._file_text(info) == "chunks (2, 4), blocks (1, 2), ratio 6.12x"
     # The goals' one-index cases are the benchmark's.
-    assert sreport.AXIS_CASES == sbench.AXIS_CASES
+    assert sreport.AXIS_CASES == sdata.AXIS_CASES
     assert {rival for _, rival, _ in sreport.GOALS} <= {r.name for r in sbench.BASE_RIVALS}
     assert all(set(cases) <= set(sbench.CASES) for cases, _, _ in sreport.GOALS)
     lines = sreport.goals_markdown([(True, "a"), (False, "b"), (None, "c")])
