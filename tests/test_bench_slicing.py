@@ -265,8 +265,8 @@ def test_report_text_helpers_and_goals() -> None:
     assert sreport._file_text(info) == "chunks (2, 4), blocks -, ratio 6.12x"
     info["blocks"] = [1, 2]
     assert sreport._file_text(info) == "chunks (2, 4), blocks (1, 2), ratio 6.12x"
-    # The goals' one-index cases are the benchmark's.
-    assert sreport.AXIS_CASES == sdata.AXIS_CASES
+    # The goals' one-index cases are the benchmark's one-index cases.
+    assert sreport.AXIS_CASES == ("axis0", "axis1", "axis2", "axis3")
     assert {rival for _, rival, _ in sreport.GOALS} <= {r.name for r in sbench.BASE_RIVALS}
     assert all(set(cases) <= set(sbench.CASES) for cases, _, _ in sreport.GOALS)
     lines = sreport.goals_markdown([(True, "a"), (False, "b"), (None, "c")])
