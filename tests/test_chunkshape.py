@@ -1,9 +1,9 @@
-"""Automatic chunk shapes against PyTables' ``_calc_chunkshape`` (FORMAT.md §3.6).
+"""Automatic chunk shapes against PyTables' ``_calc_chunkshape`` (docs/format.md §3.6).
 
 PyTables sizes Blosc2 chunks by the host's L3 cache when py-cpuinfo reports an L3 larger
 than L2; hyperslab never looks at the host.  The comparisons below therefore patch
 PyTables' ``get_cpu_info`` to report no cache sizes (the result PyTables gives on a host
-where L3 <= L2, like the one FORMAT.md was written on), and a separate test feeds both
+where L3 <= L2, like the one docs/format.md was written on), and a separate test feeds both
 sides the same cache sizes to show that this is the only difference.
 """
 
@@ -42,7 +42,7 @@ def _filters(complib: str | None) -> Any:
 @pytest.mark.parametrize(
     ("shape", "itemsize", "kwargs", "expected"),
     [
-        # FORMAT.md §3.6 worked examples
+        # docs/format.md §3.6 worked examples
         ((0,), 25, {"expectedrows": 10**5, "complib": "zlib", "classname": "TABLE"}, (2621,)),
         ((0,), 25, {"expectedrows": 10**5, "complib": "blosc", "classname": "TABLE"}, (2621,)),
         ((0,), 25, {"expectedrows": 10**5, "complib": "blosc2", "classname": "TABLE"},

@@ -488,7 +488,7 @@ def test_ours_open_alike_in_both(built: Callable[[str, Case], Built], case: Case
 def test_auto_chunkshape_matches(tmp_path: Path, spec: str, filters: str) -> None:
     """Without a chunkshape, hyperslab picks PyTables' (expectedrows, rowsize).
 
-    Blosc2 chunkshapes depend on the host's cache sizes in PyTables (FORMAT.md §3.6).
+    Blosc2 chunkshapes depend on the host's cache sizes in PyTables (docs/format.md §3.6).
     """
     shapes = []
     kwargs = FILTERS[filters]

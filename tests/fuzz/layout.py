@@ -3,7 +3,7 @@
 Chunks are located with h5py's low-level ``DatasetID.get_chunk_info`` (fine for the few
 chunks of a base file), object headers with ``h5o.get_info(...).addr``, and the other
 HDF5 metadata (B-trees, heaps, symbol-table nodes, chunk-index structures) by their
-signatures outside the chunks.  A Blosc2 chunk is cut in its frame's parts (FORMAT.md
+signatures outside the chunks.  A Blosc2 chunk is cut in its frame's parts (docs/format.md
 §2, C-Blosc2's README_CFRAME_FORMAT): the 87-byte fixed frame header, the metalayers
 section up to the header length recorded at byte 11 (the ``b2nd`` metalayer lives
 there), the 32-byte header of the inner Blosc2 chunk, and the rest (compressed data,

@@ -1,7 +1,7 @@
 """Automatic chunk shapes, computed as PyTables does but without looking at the host.
 
 :func:`compute_chunkshape` follows PyTables' ``Leaf._calc_chunkshape`` (and
-``VLArray._calc_chunkshape``), FORMAT.md §3.6: the expected size of the dataset picks a
+``VLArray._calc_chunkshape``), docs/format.md §3.6: the expected size of the dataset picks a
 chunk size between 64 KiB and 8 MiB, Blosc2 tables and arrays use chunks 16 times larger
 (Blosc2 reads blocks inside chunks), and the chunk is then shaped by trimming dimensions
 from the main one.
@@ -235,7 +235,7 @@ def compute_maxshape_carray(shape: Sequence[int], chunkshape: Sequence[int]) -> 
     """Return a CArray's HDF5 maximum shape: the larger of shape and chunk shape per dim.
 
     PyTables creates CArrays so that a chunk larger than the array still fits
-    (FORMAT.md §3.5).
+    (docs/format.md §3.5).
 
     Examples
     --------

@@ -1,6 +1,6 @@
 """The b2nd chunk layout: block shapes, block order, and the ``b2nd`` metalayer.
 
-A b2nd chunk (FORMAT.md §2) is cut into blocks of ``blockshape`` items, each compressed on
+A b2nd chunk (docs/format.md §2) is cut into blocks of ``blockshape`` items, each compressed on
 its own.  Its uncompressed bytes are stored *block by block*: blocks in C order of the block
 grid, the items of each block in C order, and blocks at the far edges padded to the full
 block shape (so the stored chunk has the *extended* shape, every dimension rounded up to a

@@ -1,7 +1,7 @@
 """The Blosc2 HDF5 filter (id 32026): its cd_values, block shapes, and chunk frames.
 
 The filter shipped by PyTables and hdf5plugin stores every chunk as a Blosc2 *contiguous
-frame* (FORMAT.md §4):
+frame* (docs/format.md §4):
 
 * for datasets of rank 2..16 (when the dataset's cd_values carry the chunk rank), a b2nd
   array whose shape and chunk shape are the HDF5 chunk shape, with a single inner chunk,
@@ -330,7 +330,7 @@ def compute_b2nd_block_shape(blocksize: int, typesize: int, chunkshape: Sequence
 
     Blocks start at 2 items per dimension (1 where the chunk has 1) and grow, innermost
     dimension first, by doubling (or up to the full chunk dimension) while the block stays
-    within ``blocksize // typesize`` items (FORMAT.md §4.2).
+    within ``blocksize // typesize`` items (docs/format.md §4.2).
 
     Examples
     --------

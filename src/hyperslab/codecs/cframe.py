@@ -1,6 +1,6 @@
 """Fast encoding and decoding of the Blosc2 HDF5 filter's chunk frames.
 
-Every chunk the Blosc2 filter (32026) stores is a Blosc2 *contiguous frame* (FORMAT.md §2):
+Every chunk the Blosc2 filter (32026) stores is a Blosc2 *contiguous frame* (docs/format.md §2):
 a msgpack header (with a ``b2nd`` metalayer for chunks of rank 2 and more), one compressed
 Blosc2 chunk (the *inner chunk*), a chunk holding its offset, and a msgpack trailer.  This
 module reads and writes those frames itself and compresses/decompresses the inner chunk with

@@ -1,7 +1,7 @@
 """PyTables' ``Filters``: which compressor, level and pre/post filters a leaf uses.
 
 :class:`Filters` has PyTables' constructor, attributes, ``repr``, equality, ``copy`` and the
-packed integer form stored in a group's ``FILTERS`` attribute (FORMAT.md §3.4), so that
+packed integer form stored in a group's ``FILTERS`` attribute (docs/format.md §3.4), so that
 ``hyperslab.Filters`` can stand in for ``tables.Filters``.  Unlike PyTables' class it is
 immutable (and therefore hashable): use :meth:`Filters.copy` to derive a variant.
 

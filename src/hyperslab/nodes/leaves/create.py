@@ -78,7 +78,7 @@ def write_leaf_sys_attrs(
     h5id: Any, classid: str, version: str, title: str, *, flavor: str | None = None,
     extdim: int | None = None,
 ) -> None:
-    """Write PyTables' system attributes of a leaf (FORMAT.md §3.1).
+    """Write PyTables' system attributes of a leaf (docs/format.md §3.1).
 
     Like PyTables, the strings of chunked arrays (CARRAY, EARRAY) are marked ASCII.
     """

@@ -1,7 +1,7 @@
 """Table: a sequence of records (rows) with named, typed, possibly nested columns.
 
 A table is a 1-D chunked HDF5 dataset of a compound type, with PyTables' attributes
-(FORMAT.md §1).  Rows are read and written as NumPy structured arrays through
+(docs/format.md §1).  Rows are read and written as NumPy structured arrays through
 :class:`~hyperslab.nodes.tables.recordio.RecordIO`; appended rows wait in a buffer until they fill
 whole chunks (written raw, compressed in parallel, for Blosc2 tables) or the table is flushed.
 
