@@ -22,7 +22,8 @@ from hyperslab._typing import AnyArray, Shape
 from hyperslab.errors import FilterNotAvailableError, HDF5ExtError, NotChunkedError
 from hyperslab.storage import compound, extent
 from hyperslab.storage.chunkindex import ChunkIndex, ChunkLocation
-from hyperslab.storage.rawchunks import FileAccess, RawChunks, SparseChunk
+from hyperslab.storage.preads import FileAccess, SparseChunk
+from hyperslab.storage.rawchunks import RawChunks
 
 UNLIMITED = h5s.UNLIMITED
 
@@ -198,7 +199,7 @@ class Dataset:
     dsid : h5py.h5d.DatasetID
         The open low-level dataset.
     access : FileAccess, optional
-        How its file is open (:func:`~hyperslab.storage.rawchunks.file_access`), when the
+        How its file is open (:func:`~hyperslab.storage.preads.file_access`), when the
         caller knows it already: else HDF5 is asked when needed.
     """
 

@@ -46,7 +46,7 @@ from hyperslab.nodes.tree.node import Node
 from hyperslab.options import FileOptions
 from hyperslab.storage import attributes as raw
 from hyperslab.storage import h5file, tree
-from hyperslab.storage.rawchunks import FileAccess, file_access
+from hyperslab.storage.preads import FileAccess, file_access
 from hyperslab.storage.tree import Kind
 
 FORMAT_VERSION = "2.1"
