@@ -29,7 +29,7 @@ from hyperslab.storage.chunkindex import ChunkIndex, ChunkLocation
 from hyperslab.storage.superblock import AllocationEnd
 
 SCATTER_GAP_MAX = 1 << 20
-"""Byte ranges of :meth:`RawChunks.read_scattered` at most this far apart in the file are
+"""Byte ranges of :meth:`PreadReads.read_scattered` at most this far apart in the file are
 read in one call (the gap goes to a scratch buffer): the padding of edge chunks, say."""
 
 try:
@@ -39,7 +39,7 @@ except (AttributeError, ValueError, OSError):  # pragma: no cover - not POSIX
 """Buffers one ``os.preadv`` call may take."""
 
 _FEW_LOOKUPS = 16
-"""Chunks :meth:`RawChunks.read_pieces` finds with HDF5's look-up when no chunk index is
+"""Chunks :meth:`PreadReads.read_pieces` finds with HDF5's look-up when no chunk index is
 built yet (building one lists every chunk: 3 ms for a 10M-row table)."""
 
 LOOKUP_BUDGET = 128
