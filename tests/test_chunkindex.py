@@ -37,7 +37,7 @@ from hyperslab.storage.chunkindex import (
     uses_dense_map,
 )
 from hyperslab.storage.datasets import Dataset
-from hyperslab.storage.rawchunks import file_access
+from hyperslab.storage.preads import file_access
 
 FILTERS: dict[str, dict[str, Any]] = {
     "none": {},

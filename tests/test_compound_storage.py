@@ -24,11 +24,11 @@ from hyperslab.errors import HDF5ExtError
 from hyperslab.storage import compound
 from hyperslab.storage.compound import (
     compound_file_type,
-    create_table_dataset,
     decode_time64,
     encode_time64,
     layout_of_type,
 )
+from hyperslab.storage.create import create_table_dataset
 from hyperslab.storage.datasets import Dataset
 
 ENUM = {"red": 0, "green": 1, "blue": 7}

@@ -455,7 +455,7 @@ def test_table_rows_right_after_opening_read_only_their_blocks(
     """A few rows of a read-only Blosc2 table read from the file the frame's structure and
     their blocks, not the whole frame; later rows in other blocks read those blocks, and
     a whole-chunk decode reads the rest first."""
-    from hyperslab.storage import rawchunks
+    from hyperslab.storage import preads
 
     rows = np.zeros(200_000, [("a", "<i4"), ("b", "<i4"), ("c", "<f8"), ("d", "<f8")])
     rows["a"] = np.arange(200_000)
@@ -466,7 +466,7 @@ def test_table_rows_right_after_opening_read_only_their_blocks(
         f.create_table("/", "t", rows, chunkshape=(100_000,),
                        filters=hyperslab.Filters(5, "blosc2:lz4", shuffle=True))
     read: list[int] = []
-    real = rawchunks.SparseChunk.load
+    real = preads.SparseChunk.load
 
     def counted(self: Any, start: int, stop: int) -> None:
         before = len(self._loaded)
@@ -474,7 +474,7 @@ def test_table_rows_right_after_opening_read_only_their_blocks(
         if len(self._loaded) > before:
             read.append(stop - start)
 
-    monkeypatch.setattr(rawchunks.SparseChunk, "load", counted)
+    monkeypatch.setattr(preads.SparseChunk, "load", counted)
     with hyperslab.open_file(path) as f:
         table = f.root.t
         frame = table._dataset.raw_chunks()._look_up_one((1,)).size
@@ -501,7 +501,7 @@ def test_a_sparse_chunk_past_the_end_of_the_file_is_a_clear_error(tmp_path: Path
     as reading a whole chunk does; ranges outside the chunk are refused."""
     from hyperslab.errors import ClosedNodeError, HDF5ExtError
     from hyperslab.storage.chunkindex import ChunkLocation
-    from hyperslab.storage.rawchunks import SparseChunk
+    from hyperslab.storage.preads import SparseChunk
 
     path = tmp_path / "short.bin"
     path.write_bytes(b"x" * 1000)

@@ -392,13 +392,13 @@ def test_few_rows_of_an_unfiltered_read_only_table_are_read_raw(
         patch.setattr(compound, "point_spaces", refuse)
         first = f.root.t.read_coordinates(coords)
     assert first.tobytes() == rows[coords].astype(first.dtype).tobytes()
-    from hyperslab.storage import rawchunks
+    from hyperslab.storage import preads
 
     with hyperslab.open_file(path) as f:
         # Repeated reads ask HDF5 once per chunk; once its look-ups have cost about as
         # much as listing every chunk, the index is built.
         built = _count_index_builds(monkeypatch)
-        monkeypatch.setattr(rawchunks, "LOOKUP_BUDGET", 6)
+        monkeypatch.setattr(preads, "LOOKUP_BUDGET", 6)
         raw = f.root.t._dataset.raw_chunks()
         for _ in range(5):
             again = f.root.t.read_coordinates(coords)
@@ -493,7 +493,7 @@ def test_look_ups_stop_once_they_walked_as_much_as_an_index_costs(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """HDF5 finds a chunk by walking its chunk index from the start: look-ups far into a
     big table cost as much as listing every chunk, so after a few the index is built."""
-    from hyperslab.storage import rawchunks
+    from hyperslab.storage import preads
 
     rows = np.zeros(2000, [("a", "<i4")])
     rows["a"] = np.arange(2000)
@@ -501,7 +501,7 @@ def test_look_ups_stop_once_they_walked_as_much_as_an_index_costs(
     with hyperslab.open_file(path, "w") as f:
         f.create_table("/", "t", rows, chunkshape=(10,))  # 200 chunks
     built = _count_index_builds(monkeypatch)
-    monkeypatch.setattr(rawchunks, "LOOKUP_SCAN_FACTOR", 1)  # 200 entries walked at most
+    monkeypatch.setattr(preads, "LOOKUP_SCAN_FACTOR", 1)  # 200 entries walked at most
     with hyperslab.open_file(path) as f:
         raw = f.root.t._dataset.raw_chunks()
         for row, walked in [(1505, 151), (1006, 252)]:  # chunks 150 and 100

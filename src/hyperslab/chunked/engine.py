@@ -41,7 +41,7 @@ from hyperslab.codecs.cframe_region import (
 from hyperslab.codecs.ids import BLOSC2 as BLOSC2_ID
 from hyperslab.errors import HDF5ExtError, NoSuchChunkError
 from hyperslab.storage.datasets import Dataset
-from hyperslab.storage.rawchunks import SparseChunk
+from hyperslab.storage.preads import SparseChunk
 
 _PARALLEL_MIN_BYTES = 1 << 18
 """Chunks smaller than this are (de)compressed in the calling thread: a task costs more.

@@ -1,8 +1,8 @@
 """HDF5 attribute types <-> NumPy: memory plans for reading, file types and payloads for writing.
 
 Private helpers of `hyperslab.storage.attributes`, which holds the policy (what PyTables
-stores for a Python value, what it returns on reading); this module only maps HDF5 types
-to NumPy dtypes and back.
+stores for a Python value, what it returns on reading), and of `hyperslab.storage.attrread`,
+which decodes stored values; this module only maps HDF5 types to NumPy dtypes and back.
 """
 
 from __future__ import annotations

@@ -1,9 +1,11 @@
 """HDF5 attributes, written and read exactly as PyTables writes and reads them.
 
-This module is the only code in hyperslab that touches HDF5 attributes.  Every function
-takes an h5py low-level object id (``h5py.h5g.GroupID`` or ``h5py.h5d.DatasetID``, e.g.
-``h5py_group.id``) and uses h5py's low-level API (``h5a``, ``h5t``, ``h5s``), which is
-several times faster than ``obj.attrs``.
+This module (with :mod:`~hyperslab.storage.attrread`, which decodes the value an open
+attribute holds, and :mod:`~hyperslab.storage._attrtypes`, which maps HDF5 types to NumPy)
+is the only code in hyperslab that touches HDF5 attributes.  Every function takes an h5py
+low-level object id (``h5py.h5g.GroupID`` or ``h5py.h5d.DatasetID``, e.g. ``h5py_group.id``)
+and uses h5py's low-level API (``h5a``, ``h5t``, ``h5s``), which is several times faster
+than ``obj.attrs``.
 
 What PyTables writes for a Python value (``AttributeSet._g__setattr`` and
 ``hdf5extension.AttributeSet._g_setattr``, verified on files):
@@ -40,7 +42,6 @@ from __future__ import annotations
 
 import pickle
 import re
-import warnings
 from collections.abc import Iterable
 from typing import Any, TypeAlias
 
@@ -48,19 +49,16 @@ import numpy as np
 from h5py import h5, h5a, h5f, h5i, h5s, h5t
 
 from hyperslab._typing import AnyArray
-from hyperslab.errors import DataTypeWarning, FileModeError, HDF5ExtError
+from hyperslab.errors import FileModeError, HDF5ExtError
 from hyperslab.storage._attrtypes import (
     SCALAR_SPACE,
-    H5Type,
     Payload,
     array_payload,
     atom_type,
-    bytes_dtype,
-    memory_plan,
     raw_payload,
     string_payload,
-    string_type,
 )
+from hyperslab.storage.attrread import read_stored, read_string
 
 H5ObjectID: TypeAlias = Any
 """An h5py low-level object id: ``h5py.h5g.GroupID`` or ``h5py.h5d.DatasetID``."""
@@ -83,7 +81,6 @@ INT64_SYS_ATTRS: frozenset[str] = frozenset({"NROWS"})
 _FIELD_FILL_RE = re.compile(r"^FIELD_[0-9]+_FILL$")
 _PY_SCALAR_TYPES = (bool, bytes, int, float, complex, str, np.str_)
 _NATIVE_KINDS = frozenset("VSbiufc")
-_FAST_STRING_MAX = 256  # read_string_attribute's buffer is (size, size) bytes
 _TMP_SUFFIX = b"\x7fhyperslab-replacing"
 
 _H5_ERRORS = (OSError, RuntimeError, ValueError, KeyError)  # what h5py raises on failures
@@ -164,116 +161,7 @@ def _write_error(oid: H5ObjectID, action: str, name: str, exc: Exception) -> Exc
     return HDF5ExtError(f"cannot {action} attribute {name!r}: {exc}")
 
 
-def _unsupported(name: str, ftype: H5Type) -> None:
-    warnings.warn(
-        f"unsupported type for attribute {name!r} (HDF5 class {ftype.get_class()}); "
-        "it reads as None",
-        DataTypeWarning,
-        stacklevel=3,
-    )
-
-
 # ----------------------------------------------------------------------------- reading
-
-
-def _vlen_item(item: Any, utf8: bool) -> Any:
-    raw = item.encode("utf-8", "surrogateescape") if isinstance(item, str) else bytes(item)
-    return _utf8_value(raw) if utf8 else np.bytes_(raw.rstrip(b"\x00"))
-
-
-def _utf8_value(raw: bytes) -> Any:
-    """A UTF-8 string value as ``numpy.str_``; bytes that are not UTF-8 (a damaged or
-    mislabelled attribute) come back as they are, as ``numpy.bytes_``, with a warning."""
-    try:
-        return np.str_(raw.decode("utf-8"))
-    except UnicodeDecodeError as exc:
-        warnings.warn(
-            f"a string attribute labelled UTF-8 holds bytes that are not UTF-8 ({exc}); "
-            f"it reads as bytes", DataTypeWarning, stacklevel=5)
-        return np.bytes_(raw)
-
-
-def _read_vlen_strings(attr: Any, ftype: H5Type, shape: tuple[int, ...]) -> Any:
-    """Variable-length strings: ``str_``/``bytes_`` scalars, or object arrays of them."""
-    utf8 = ftype.get_cset() == h5t.CSET_UTF8
-    buf = np.empty(shape, dtype=np.dtype("O", metadata={"vlen": str if utf8 else bytes}))
-    if buf.size:
-        attr.read(buf)
-    if shape == ():
-        return _vlen_item(buf[()], utf8)
-    out = np.empty(shape, dtype=object)
-    for index, item in np.ndenumerate(buf):
-        out[index] = str(_vlen_item(item, utf8)) if utf8 else bytes(_vlen_item(item, utf8))
-    return out
-
-
-def _read_fixed_string(attr: Any, ftype: H5Type) -> Any:
-    """Scalar fixed-length string: raw bytes, trailing NULs stripped."""
-    buf = np.empty((), dtype=bytes_dtype(ftype.get_size()))
-    attr.read(buf, mtype=ftype)
-    raw = buf.tobytes().rstrip(b"\x00")
-    if ftype.get_cset() == h5t.CSET_UTF8:
-        return _utf8_value(raw)
-    return np.bytes_(raw)
-
-
-def _null_value(name: str, ftype: H5Type) -> Any:
-    if ftype.get_class() == h5t.STRING:
-        return np.str_("") if ftype.get_cset() == h5t.CSET_UTF8 else np.bytes_(b"")
-    plan = memory_plan(ftype)
-    if plan is None:
-        _unsupported(name, ftype)
-        return None
-    return np.zeros((), dtype=plan[0])[()]
-
-
-_NUMBER_PLANS: dict[tuple[int, int, int], tuple[np.dtype[Any], H5Type]] = {}
-"""Memory plans of scalar integers and floats by (class, size, sign): most attributes are
-one of a few number types, and a plan costs more than the read itself."""
-
-
-def _number_plan(cls: int, ftype: H5Type) -> tuple[np.dtype[Any], H5Type] | None:
-    key = (cls, ftype.get_size(), ftype.get_sign() if cls == h5t.INTEGER else -1)
-    plan = _NUMBER_PLANS.get(key)
-    if plan is None:
-        plan = memory_plan(ftype)
-        if plan is not None:
-            _NUMBER_PLANS[key] = plan
-    return plan
-
-
-def _read_stored(attr: Any, name: str) -> Any:
-    """The stored value as PyTables' ``_g_getattr`` sees it (before unpickling)."""
-    ftype = attr.get_type()
-    space = attr.get_space()
-    cls = ftype.get_class()
-    if (cls == h5t.INTEGER or cls == h5t.FLOAT) and (
-            space.get_simple_extent_type() == h5s.SCALAR):  # the common case, fast
-        plan = _number_plan(cls, ftype)
-        if plan is not None:
-            number = np.empty((), dtype=plan[0])  # one element of the memory type's size
-            attr.read(number, mtype=plan[1])
-            return number[()]
-    if space.get_simple_extent_type() == h5s.NULL:
-        return _null_value(name, ftype)
-    shape = space.shape
-    if ftype.get_class() == h5t.STRING:
-        if ftype.is_variable_str():
-            return _read_vlen_strings(attr, ftype, shape)
-        if shape == ():
-            return _read_fixed_string(attr, ftype)
-    plan = memory_plan(ftype)
-    if plan is None:
-        _unsupported(name, ftype)
-        return None
-    dtype, mtype = plan
-    # A raw buffer of exactly the attribute's element count and memory element size:
-    # h5py does not check buffer sizes, so the shape must come from the dataspace.
-    buf = np.zeros(shape, dtype=np.dtype((np.void, mtype.get_size())))
-    if buf.size:
-        attr.read(buf, mtype=mtype)
-    value = buf.view(dtype)
-    return value[()] if shape == () else value
 
 
 def _unpickle(value: np.bytes_) -> Any:
@@ -337,7 +225,7 @@ def read_attribute(oid: H5ObjectID, name: str) -> Any:
     """
     attr = _open(oid, name)
     try:
-        stored = _read_stored(attr, name)
+        stored = read_stored(attr, name)
     except _READ_ERRORS as exc:
         raise _read_error(oid, f"read attribute {name!r}", exc) from exc
     return _as_pytables_value(name, stored)
@@ -366,42 +254,12 @@ def read_attribute_of(gid: H5ObjectID, obj_name: str, name: str) -> Any:
     """
     try:
         attr = h5a.open(gid, _encode_name(name), obj_name=_encode_name(obj_name))
-        stored = _read_stored(attr, name)
+        stored = read_stored(attr, name)
     except KeyError:
         return None
     except _READ_ERRORS as exc:
         raise _read_error(gid, f"read attribute {name!r} of {obj_name!r}", exc) from exc
     return _as_pytables_value(name, stored)
-
-
-def _string_slow(attr: Any, name: str) -> str:
-    ftype = attr.get_type()
-    if ftype.get_class() != h5t.STRING:
-        raise TypeError(f"attribute {name!r} is not a string (HDF5 class {ftype.get_class()})")
-    space = attr.get_space()
-    if space.get_simple_extent_type() == h5s.NULL:
-        return ""
-    if space.shape != ():
-        raise TypeError(f"attribute {name!r} is a string array of shape {space.shape}")
-    if ftype.is_variable_str():
-        value: Any = _read_vlen_strings(attr, ftype, ())
-        raw = value.encode("utf-8") if isinstance(value, str) else bytes(value)
-    else:
-        buf = np.empty((), dtype=bytes_dtype(ftype.get_size()))
-        attr.read(buf, mtype=ftype)
-        raw = buf.tobytes()
-        if ftype.get_strpad() == h5t.STR_SPACEPAD:
-            raw = raw.rstrip(b" ")
-    return _text(raw.split(b"\x00", 1)[0])
-
-
-def _text(raw: bytes) -> str:
-    """A system string: bytes that are not UTF-8 (a damaged file) are replaced with
-    U+FFFD, so that a title or a class name can still be shown and compared."""
-    try:
-        return raw.decode("utf-8")
-    except UnicodeDecodeError:
-        return raw.decode("utf-8", "replace")
 
 
 def read_string_attribute(oid: H5ObjectID, name: str) -> str | None:
@@ -439,7 +297,7 @@ def read_string_attribute(oid: H5ObjectID, name: str) -> str | None:
     """
     try:
         attr = h5a.open(oid, _encode_name(name))
-        return _read_string(attr, name)
+        return read_string(attr, name)
     except KeyError:
         return None
     except _READ_ERRORS as exc:
@@ -475,29 +333,11 @@ def read_string_attribute_of(oid: H5ObjectID, child: str, name: str) -> str | No
     """
     try:
         attr = h5a.open(oid, _encode_name(name), obj_name=_encode_name(child))
-        return _read_string(attr, name)
+        return read_string(attr, name)
     except KeyError:
         return None
     except _READ_ERRORS as exc:
         raise _read_error(oid, f"read attribute {name!r} of {child!r}", exc) from exc
-
-
-def _read_string(attr: Any, name: str) -> str:
-    try:
-        size = attr.get_storage_size()
-    except RuntimeError:  # h5py raises when HDF5 reports 0 bytes (H5S_NULL, no elements)
-        return _string_slow(attr, name)
-    if size > _FAST_STRING_MAX:
-        return _string_slow(attr, name)
-    buf = np.zeros(size, dtype=bytes_dtype(size))
-    try:
-        attr.read(buf, mtype=string_type(size, h5t.CSET_UTF8, h5t.STR_NULLPAD))
-    except (OSError, TypeError, ValueError):  # no conversion path: not a UTF-8 fixed string
-        return _string_slow(attr, name)
-    raw = buf.tobytes()
-    if raw[size:].strip(b"\x00"):
-        return _string_slow(attr, name)
-    return _text(raw[:size].split(b"\x00", 1)[0])
 
 
 # ----------------------------------------------------------------------------- writing

@@ -16,19 +16,15 @@ import ctypes
 import functools
 import os
 import threading
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from types import MappingProxyType
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import Any, NamedTuple
 
 import h5py
 import numpy as np
 from h5py import h5d, h5p, h5s, h5t
 
 from hyperslab._typing import AnyArray, Shape
-from hyperslab.errors import HDF5ExtError
-
-if TYPE_CHECKING:
-    from hyperslab.storage.datasets import Dataset
 
 _TIME_TYPES: tuple[tuple[h5t.TypeID, str], ...] = (
     (h5t.UNIX_D32LE, "<i4"),
@@ -438,7 +434,7 @@ def _copy_fields(src: AnyArray, dst: AnyArray) -> None:
             dst[name] = src[name]
 
 
-def _exact_fill(htype: h5t.TypeID, row: AnyArray) -> AnyArray | None:
+def exact_fill(htype: h5t.TypeID, row: AnyArray) -> AnyArray | None:
     """A 0-d array h5py's ``set_fill_value`` turns into `row`'s bytes exactly, or None."""
     mem = _fill_dtype(htype, row.dtype, row[()])
     if mem is None:
@@ -448,99 +444,6 @@ def _exact_fill(htype: h5t.TypeID, row: AnyArray) -> AnyArray | None:
     check = np.zeros((), dtype=row.dtype)
     _copy_fields(fill, check)  # what HDF5 will store: left-out members zeroed
     return fill if check.tobytes() == row.tobytes() else None
-
-
-def create_table_dataset(
-    gid: h5py.h5g.GroupID,
-    name: str,
-    *,
-    dtype: np.dtype[Any],
-    time_fields: frozenset[str] = frozenset(),
-    enums: Mapping[str, Mapping[str, int]] | None = None,
-    chunks: Shape,
-    pipeline: Sequence[tuple[int, int, tuple[int, ...]]] = (),
-    fill_row: AnyArray | None = None,
-    track_times: bool = True,
-    byteorder: str | None = None,
-) -> Dataset:
-    """Create an empty, extendible table dataset and return it wrapped.
-
-    The dataset is 1-D of shape ``(0,)``, maxshape ``(None,)``, chunked, of the compound
-    type :func:`compound_file_type` makes.
-
-    Parameters
-    ----------
-    gid : h5py.h5g.GroupID
-        The parent group.
-    name : str
-        The link name.
-    dtype : numpy.dtype
-        The layout dtype of the records.
-    time_fields, enums
-        As for :func:`compound_file_type`.
-    chunks : tuple of int
-        The chunk shape (one int).
-    pipeline : sequence of (filter_id, flags, cd_values)
-        The filters, applied in this order on write.
-    fill_row : numpy.ndarray, optional
-        A 0-d array of `dtype`: the dataset's fill value.  h5py can only give HDF5 a fill
-        value of a type it makes itself, so the fill value is set only when HDF5's
-        conversion reproduces `fill_row` byte for byte: that fails when a time or bitfield
-        (bool) field is non-zero, or a string field is full-length.  Then, as without
-        `fill_row`, no fill value is set and chunks are zero-filled when allocated
-        (``H5D_FILL_TIME_ALLOC``); tables keep their defaults in ``FIELD_<j>_FILL``.
-    track_times : bool
-        Whether HDF5 records times in the object header.
-    byteorder : {'little', 'big'}, optional
-        As for :func:`compound_file_type`.
-
-    Raises
-    ------
-    TypeError
-        As :func:`compound_file_type`.
-    FilterNotAvailableError
-        If a filter of the pipeline is not available in this HDF5.
-    HDF5ExtError
-        If HDF5 refuses to create the dataset.
-    """
-    from hyperslab.storage import datasets
-
-    dtype = np.dtype(dtype)
-    ftype = compound_file_type(dtype, time_fields=time_fields, enums=enums,
-                               byteorder=byteorder)
-    for filter_id, _flags, _cd in pipeline:
-        datasets.check_filter_available(filter_id)
-    dcpl = h5p.create(h5p.DATASET_CREATE)
-    dcpl.set_obj_track_times(track_times)
-    dcpl.set_chunk(tuple(int(c) for c in chunks))
-    for filter_id, flags, cd_values in pipeline:
-        dcpl.set_filter(int(filter_id), int(flags), tuple(int(v) for v in cd_values))
-    fill = None
-    exact = False
-    if fill_row is not None:
-        row = np.asarray(fill_row, dtype=dtype)
-        if row.shape != ():
-            raise ValueError(f"the fill row must be a 0-d array, not of shape {row.shape}")
-        exact = set_raw_fill_value(dcpl, ftype, np.ascontiguousarray(row))
-        fill = None if exact else _exact_fill(ftype, row)
-    if isinstance(fill, np.ndarray):
-        dcpl.set_fill_value(fill)
-    elif not exact:
-        dcpl.set_fill_time(h5d.FILL_TIME_ALLOC)
-    dapl = None
-    if not pipeline:
-        # Unfiltered chunks are written by HDF5 straight from the caller's buffer when
-        # they do not go through the chunk cache (HDF5 2 copies them into it first).
-        dapl = h5p.create(h5p.DATASET_ACCESS)
-        dapl.set_chunk_cache(0, 0, 0.0)
-    try:
-        dsid = h5d.create(
-            gid, name.encode("utf-8", "surrogateescape"), ftype,
-            h5s.create_simple((0,), (h5s.UNLIMITED,)), dcpl=dcpl, dapl=dapl,
-        )
-    except (OSError, ValueError) as exc:
-        raise HDF5ExtError(f"cannot create table dataset {name!r}: {exc}") from exc
-    return datasets.Dataset(dsid)
 
 
 def read_fill_row(dsid: h5d.DatasetID, layout: CompoundLayout) -> AnyArray | None:

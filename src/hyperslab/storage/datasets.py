@@ -1,171 +1,34 @@
-"""Dataset creation, inspection and plain (filter-pipeline) I/O through h5py.
+"""Dataset I/O through h5py: plain (filter-pipeline) reads and writes, rows of 1-D datasets,
+extent changes and raw chunks.
 
-A :class:`Dataset` wraps one HDF5 dataset with exactly the operations the upper layers need.
-It hides two PyTables conventions h5py does not know: booleans stored as 8-bit
-``H5T_BITFIELD`` (h5py would read them as ``uint8``), and filter pipelines given as plain
-``(filter_id, flags, cd_values)`` steps in PyTables' order.
+A :class:`Dataset` wraps one HDF5 dataset with exactly the operations the upper layers need:
+what it is comes from its base, :class:`~hyperslab.storage.datasetinfo.DatasetInfo`; this
+module moves the data, hiding the PyTables conventions h5py does not know (booleans stored
+as 8-bit ``H5T_BITFIELD``, compound records in their file layout, NUL-terminated strings)
+and keeping the raw-chunk bookkeeping of :class:`~hyperslab.storage.rawchunks.RawChunks`
+right after every write and resize.  New datasets are made by :mod:`~hyperslab.storage.create`.
 """
 
 from __future__ import annotations
 
 import itertools
-import math
 import threading
 from collections.abc import Callable, Sequence
-from typing import Any, NamedTuple
+from typing import Any
 
-import h5py
 import numpy as np
-from h5py import h5d, h5f, h5i, h5p, h5s, h5t, h5z
+from h5py import h5d, h5s, h5t, h5z
 
 from hyperslab._typing import AnyArray, Shape
 from hyperslab.errors import FilterNotAvailableError, HDF5ExtError, NotChunkedError
-from hyperslab.storage import compound, extent
+from hyperslab.storage import compound
 from hyperslab.storage.chunkindex import ChunkIndex, ChunkLocation
-from hyperslab.storage.rawchunks import FileAccess, RawChunks, SparseChunk
-
-UNLIMITED = h5s.UNLIMITED
-
-_UNSET = object()
+from hyperslab.storage.datasetinfo import DatasetInfo
+from hyperslab.storage.preads import FileAccess, SparseChunk
+from hyperslab.storage.rawchunks import RawChunks
 
 _RAW_CHUNKS_LOCK = threading.Lock()
 """Makes the lazy creation of a dataset's :class:`RawChunks` happen once."""
-
-
-class RawFilter(NamedTuple):
-    """One step of an HDF5 filter pipeline as stored in the file."""
-
-    filter_id: int
-    flags: int
-    cd_values: tuple[int, ...]
-    name: str
-
-
-def _file_type(dtype: np.dtype[Any]) -> h5t.TypeID:
-    """The HDF5 file type PyTables would use for ``dtype``."""
-    if dtype.kind == "b":
-        return h5t.STD_B8BE.copy() if dtype.byteorder == ">" else h5t.STD_B8LE.copy()
-    if dtype.subdtype is not None:
-        base, shape = dtype.subdtype
-        return h5t.array_create(_file_type(base), shape)
-    return h5t.py_create(dtype, logical=True)
-
-
-def _innermost(htype: h5t.TypeID) -> h5t.TypeID:
-    """The element type inside any H5T_ARRAY nesting (PyTables' shaped atoms)."""
-    while htype.get_class() == h5t.ARRAY:
-        htype = htype.get_super()
-    return htype
-
-
-def _fill_array(fillvalue: Any, dtype: np.dtype[Any]) -> AnyArray:
-    """A 0-d array holding ``fillvalue`` that h5py's ``set_fill_value`` converts correctly.
-
-    Fixed-length strings go through h5py's variable-length string type (a 0-d ``S`` array is
-    not converted correctly: the fill value would be garbage); booleans through ``uint8``.
-    """
-    if dtype.kind == "S":
-        fill = np.empty((), dtype=h5py.string_dtype("ascii"))
-        fill[()] = np.asarray(fillvalue, dtype=dtype).item()
-        return fill
-    fill = np.asarray(fillvalue, dtype=dtype)
-    if dtype.kind == "b":
-        fill = fill.view(np.uint8)
-    return np.ascontiguousarray(fill).reshape(())
-
-
-def _space(shape: Shape, maxshape: Sequence[int | None] | None) -> h5s.SpaceID:
-    if maxshape is None:
-        return h5s.create_simple(tuple(shape)) if shape != () else h5s.create(h5s.SCALAR)
-    dims_max = tuple(UNLIMITED if m is None else m for m in maxshape)
-    return h5s.create_simple(tuple(shape), dims_max)
-
-
-def create_dataset(
-    gid: h5py.h5g.GroupID,
-    name: str,
-    *,
-    shape: Shape,
-    dtype: np.dtype[Any],
-    maxshape: Sequence[int | None] | None = None,
-    chunks: Shape | None = None,
-    pipeline: Sequence[tuple[int, int, tuple[int, ...]]] = (),
-    fillvalue: Any = None,
-    track_times: bool = True,
-) -> Dataset:
-    """Create a dataset and return it wrapped.
-
-    Parameters
-    ----------
-    gid : h5py.h5g.GroupID
-        The parent group.
-    name : str
-        The link name.
-    shape : tuple of int
-        The initial shape; ``()`` makes a scalar dataspace.
-    dtype : numpy.dtype
-        The element type (bool is stored as an 8-bit bitfield, as PyTables does).
-    maxshape : sequence of int or None, optional
-        The maximum shape; ``None`` entries are unlimited.
-    chunks : tuple of int, optional
-        The chunk shape; required with filters or unlimited dimensions.
-    pipeline : sequence of (filter_id, flags, cd_values)
-        The filters, applied in this order on write.
-    fillvalue : scalar, optional
-        The fill value of unwritten elements.  Without one, a chunked dataset gets
-        ``H5D_FILL_TIME_ALLOC`` (zeros written when chunks are allocated), as in PyTables.
-    track_times : bool
-        Whether HDF5 records times in the object header.
-
-    Raises
-    ------
-    FilterNotAvailableError
-        If a filter of the pipeline is not available in this HDF5.
-    HDF5ExtError
-        If HDF5 refuses to create the dataset.
-    """
-    for filter_id, _flags, _cd in pipeline:
-        check_filter_available(filter_id)
-    dcpl = h5p.create(h5p.DATASET_CREATE)
-    dcpl.set_obj_track_times(track_times)
-    if chunks is not None:
-        dcpl.set_chunk(tuple(int(c) for c in chunks))
-    for filter_id, flags, cd_values in pipeline:
-        dcpl.set_filter(int(filter_id), int(flags), tuple(int(v) for v in cd_values))
-    if fillvalue is not None:
-        if dtype.subdtype is not None:
-            # h5py cannot convert a fill value to an H5T_ARRAY type; HDF5's default fill is
-            # zeros, so only a zero fill value can be honoured.
-            if np.any(np.asarray(fillvalue, dtype=dtype.subdtype[0])):
-                raise NotImplementedError(
-                    f"cannot create dataset {name!r} with the non-zero fill value "
-                    f"{fillvalue!r} for elements of shape {dtype.subdtype[1]}: HDF5 array "
-                    f"types only get zero fill values here"
-                )
-        else:
-            dcpl.set_fill_value(_fill_array(fillvalue, np.dtype(dtype)))
-    elif chunks is not None:
-        dcpl.set_fill_time(h5d.FILL_TIME_ALLOC)  # what PyTables does without a fill value
-    try:
-        dsid = h5d.create(
-            gid,
-            name.encode("utf-8", "surrogateescape"),
-            _file_type(np.dtype(dtype)),
-            _space(shape, maxshape),
-            dcpl=dcpl,
-        )
-    except (OSError, ValueError) as exc:
-        raise HDF5ExtError(f"cannot create dataset {name!r}: {exc}") from exc
-    return Dataset(dsid)
-
-
-def check_filter_available(filter_id: int) -> None:
-    """Raise :class:`FilterNotAvailableError` unless HDF5 can apply filter ``filter_id``."""
-    if not h5z.filter_avail(int(filter_id)):
-        raise FilterNotAvailableError(
-            f"the HDF5 filter with id {filter_id} is not available in this installation"
-        )
-
 
 _RAW_POINTS_MAX = 256
 """Rows read by :meth:`Dataset.read_points` with a pread each (unfiltered, read-only)."""
@@ -190,7 +53,7 @@ def _row_runs(rows: list[int], per_chunk: int, size: int) -> list[tuple[tuple[in
     return runs
 
 
-class Dataset:
+class Dataset(DatasetInfo):
     """One HDF5 dataset, as the upper layers see it.
 
     Parameters
@@ -198,355 +61,22 @@ class Dataset:
     dsid : h5py.h5d.DatasetID
         The open low-level dataset.
     access : FileAccess, optional
-        How its file is open (:func:`~hyperslab.storage.rawchunks.file_access`), when the
+        How its file is open (:func:`~hyperslab.storage.preads.file_access`), when the
         caller knows it already: else HDF5 is asked when needed.
     """
 
-    __slots__ = (
-        "_access",
-        "_bitfield_bool",
-        "_chunks",
-        "_dcpl",
-        "_dset",
-        "_dtype",
-        "_enum_bool",
-        "_extent",
-        "_fill_row",
-        "_fixed_string",
-        "_itemsize_matches",
-        "_layout",
-        "_layout_error",
-        "_mtype",
-        "_pipeline",
-        "_raw",
-        "_read_only",
-        "_shape",
-        "_shortfall",
-        "before_lookup",
-        "before_resize",
-        "dsid",
-    )
+    __slots__ = ("_raw", "before_lookup", "before_resize")
 
     def __init__(self, dsid: h5d.DatasetID, access: FileAccess | None = None) -> None:
-        self.dsid = dsid
-        self._access = access
-        self._dset = h5py.Dataset(dsid)
+        super().__init__(dsid, access)
         self.before_resize: Callable[[Shape], None] | None = None
         """Called with the new shape before every change of the extent (``resize``,
         ``append_rows``): the node layer keeps its flush markers with it."""
         self.before_lookup: Callable[[], None] | None = None
         """Given to :attr:`RawChunks.before_lookup` (set it before the first raw-chunk
         call)."""
-        self._fill_row: AnyArray | object | None = _UNSET
-        self._itemsize_matches: bool | None = None
-        self._layout: compound.CompoundLayout | None = None
-        self._layout_error: TypeError | None = None
-        self._mtype: h5t.TypeID | None = None
-        self._fixed_string: h5t.TypeID | None = None
-        self._pipeline: tuple[RawFilter, ...] | None = None
-        self._dcpl: h5p.PropDCID | None = None
-        self._dtype: np.dtype[Any]
-        ftype = dsid.get_type()
-        if ftype.get_class() == h5t.COMPOUND and compound.complex_dtype_of(ftype) is None:
-            self._init_compound(ftype)
-        else:
-            self._init_plain(ftype)
-        # Scalar, simple or null: fixed at creation (resizing keeps a dataspace simple).
-        self._extent = int(dsid.get_space().get_simple_extent_type())
         # Raw chunk access and the chunk index: made at the first raw-chunk call.
         self._raw: RawChunks | None = None
-        # Facts that cannot change, read once: the chunk shape; the shape when the file is
-        # open read-only (h5py's Dataset asks HDF5 each time, ~10 us).
-        self._chunks: Shape | object | None = _UNSET
-        self._read_only: bool | None = None
-        self._shape: Shape | None = None
-        self._shortfall: str | object | None = _UNSET
-
-    def _init_compound(self, ftype: h5t.TypeID) -> None:
-        """Compound datasets: all I/O in the file type, viewed as the layout dtype."""
-        self._bitfield_bool = self._enum_bool = False
-        try:
-            self._layout = compound.layout_of_type(ftype)
-        except TypeError as exc:
-            self._layout_error = exc  # e.g. a vlen member: the node is UnImplemented
-            try:
-                self._dtype = np.dtype(self._dset.dtype)
-            except (TypeError, ValueError):
-                self._dtype = np.dtype(f"V{ftype.get_size()}")
-            return
-        self._dtype = self._layout.dtype
-        self._mtype = ftype
-
-    def _init_plain(self, ftype: h5t.TypeID) -> None:
-        inner = _innermost(ftype)
-        self._bitfield_bool = inner.get_class() == h5t.BITFIELD and inner.get_size() == 1
-        dtype = np.dtype(self._dset.dtype)
-        # h5py's bools are an int8 enum {FALSE, TRUE}: PyTables reads them as int8 (EnumAtom)
-        self._enum_bool = inner.get_class() == h5t.ENUM and dtype.base.kind == "b"
-        if self._bitfield_bool or self._enum_bool:
-            base = np.dtype("?" if self._bitfield_bool else "i1")
-            dtype = np.dtype((base, dtype.subdtype[1])) if dtype.subdtype else base
-            self._mtype = ftype  # same bytes as `dtype`: no conversion
-        elif (ftype.get_class() == h5t.STRING and not ftype.is_variable_str()
-              and ftype.get_strpad() != h5t.STR_NULLPAD):
-            # PyTables' strings are NUL-terminated: written through NumPy's NUL-padded
-            # type, HDF5 would cut a value of the full width to make room for a NUL.
-            # Written as the file's own type they keep every byte, as PyTables writes them.
-            self._fixed_string = self._mtype = ftype
-        self._dtype = dtype
-
-    # ------------------------------------------------------------------ description
-    @property
-    def name(self) -> str:
-        """The dataset's path in its file (``''`` for an anonymous dataset)."""
-        name = self._dset.name
-        return "" if name is None else str(name)
-
-    @property
-    def shape(self) -> Shape:
-        """The current shape."""
-        shape = self._shape
-        if shape is None:
-            shape = tuple(self._dset.shape)
-            if self._read_only is None:
-                access = self._access
-                intent = (h5i.get_file_id(self.dsid).get_intent() if access is None
-                          else access.intent)
-                self._read_only = intent == h5f.ACC_RDONLY  # SWMR readers see it change
-            if self._read_only:
-                self._shape = shape
-        return shape
-
-    @property
-    def read_only(self) -> bool:
-        """Whether its file is open read-only (then nothing can change the dataset)."""
-        if self._read_only is None:
-            _ = self.shape  # asks the file once
-        return bool(self._read_only)
-
-    @property
-    def maxshape(self) -> tuple[int | None, ...]:
-        """The maximum shape (``None`` for unlimited dimensions)."""
-        maxshape = self._dset.maxshape
-        return tuple(maxshape) if maxshape is not None else ()
-
-    @property
-    def dtype(self) -> np.dtype[Any]:
-        """The element dtype as NumPy sees it (bitfield booleans as ``bool``).
-
-        For compound datasets, the layout dtype (see :class:`CompoundLayout`).
-        """
-        return self._dtype
-
-    @property
-    def layout(self) -> compound.CompoundLayout | None:
-        """The record layout of a compound dataset; None for other datasets.
-
-        Complex numbers (compounds ``(r, i)``) are not compound datasets here.
-
-        Raises
-        ------
-        TypeError
-            If the compound type has members without a layout dtype (vlen, references, or
-            a type damaged in the file).
-        """
-        if self._layout_error is not None:
-            raise TypeError(
-                f"dataset {self.name!r} has an unsupported compound type: {self._layout_error}"
-            )
-        return self._layout
-
-    @property
-    def raw_dtype(self) -> np.dtype[Any]:
-        """The dtype as h5py reads it, with h5py's metadata (enums, vlens, references).
-
-        For compound types h5py cannot map (time members), the layout dtype.
-        """
-        if self._layout is not None:
-            try:
-                return np.dtype(self._dset.dtype)
-            except (TypeError, ValueError):
-                return self._layout.dtype
-        return np.dtype(self._dset.dtype)
-
-    @property
-    def raw_itemsize_matches(self) -> bool:
-        """Whether an element takes as many bytes in the file as in :attr:`dtype`.
-
-        When it does not (HDF5 converts the type on read, e.g. a long double written on
-        another platform), raw chunk bytes cannot be viewed as :attr:`dtype`.
-        """
-        matches = self._itemsize_matches
-        if matches is None:  # the type cannot change: asked once (an HDF5 call, ~50 us)
-            matches = self._itemsize_matches = (
-                int(self.dsid.get_type().get_size()) == self._dtype.itemsize)
-        return matches
-
-    @property
-    def hdf5_class(self) -> str:
-        """The HDF5 type class name of the elements (``'BITFIELD'``, ``'ENUM'``, ...).
-
-        For array types (PyTables' shaped atoms) this is the class of the innermost element.
-        """
-        names = {
-            h5t.INTEGER: "INTEGER",
-            h5t.FLOAT: "FLOAT",
-            h5t.STRING: "STRING",
-            h5t.BITFIELD: "BITFIELD",
-            h5t.OPAQUE: "OPAQUE",
-            h5t.COMPOUND: "COMPOUND",
-            h5t.ENUM: "ENUM",
-            h5t.ARRAY: "ARRAY",
-            h5t.VLEN: "VLEN",
-            h5t.REFERENCE: "REFERENCE",
-            h5t.TIME: "TIME",
-        }
-        return names.get(_innermost(self.dsid.get_type()).get_class(), "UNKNOWN")
-
-    @property
-    def hdf5_order(self) -> str | None:
-        """Byte order of the innermost element type: 'little', 'big', or None if it has none."""
-        htype = _innermost(self.dsid.get_type())
-        if htype.get_class() == h5t.ENUM:
-            htype = htype.get_super()  # an enum's order is its integer base type's
-        try:
-            order = htype.get_order()
-        except (AttributeError, ValueError, RuntimeError):
-            return None  # strings, compounds, ... have no byte order
-        return {h5t.ORDER_LE: "little", h5t.ORDER_BE: "big"}.get(order)
-
-    @property
-    def chunks(self) -> Shape | None:
-        """The chunk shape, or None for contiguous and compact datasets."""
-        chunks = self._chunks
-        if chunks is _UNSET:
-            dcpl = self._creation_plist()
-            chunks = self._chunks = (
-                tuple(int(n) for n in dcpl.get_chunk())
-                if dcpl.get_layout() == h5d.CHUNKED else None)
-        return chunks  # type: ignore[return-value]
-
-    def _creation_plist(self) -> h5p.PropDCID:
-        """The dataset creation property list, fetched once (to read from, never to change:
-        chunk shape, filters and allocation are fixed at creation)."""
-        dcpl = self._dcpl
-        if dcpl is None:
-            dcpl = self._dcpl = self.dsid.get_create_plist()
-        return dcpl
-
-    @property
-    def is_scalar(self) -> bool:
-        """Whether the dataspace is scalar (PyTables' 0-d arrays)."""
-        return self._extent == h5s.SCALAR
-
-    @property
-    def is_null(self) -> bool:
-        """Whether the dataspace is null (no elements, no shape)."""
-        return self._extent == h5s.NULL
-
-    def pipeline(self) -> tuple[RawFilter, ...]:
-        """The filter pipeline as stored in the file, in application order (read once: a
-        dataset's pipeline is fixed at its creation)."""
-        steps = self._pipeline
-        if steps is None:
-            steps = self._pipeline = self._read_pipeline()
-        return steps
-
-    def _read_pipeline(self) -> tuple[RawFilter, ...]:
-        dcpl = self._creation_plist()
-        steps = []
-        for i in range(dcpl.get_nfilters()):
-            filter_id, flags, cd_values, name = dcpl.get_filter(i)
-            steps.append(
-                RawFilter(
-                    int(filter_id),
-                    int(flags),
-                    tuple(int(v) for v in cd_values),
-                    name.decode("ascii", "replace") if isinstance(name, bytes) else str(name),
-                )
-            )
-        return tuple(steps)
-
-    def fillvalue(self) -> Any:
-        """The dataset's fill value as a NumPy scalar (or array for subarray atoms).
-
-        Returns None when the dataset defines no fill value.  For compound datasets, the
-        fill row: a 0-d array of the layout dtype (read once).
-        """
-        if self._layout is not None:
-            fill = self._fill_row
-            if fill is _UNSET:
-                fill = self._fill_row = compound.read_fill_row(self.dsid, self._layout)
-            return fill
-        dcpl = self.dsid.get_create_plist()
-        if dcpl.fill_value_defined() == h5d.FILL_VALUE_UNDEFINED:
-            return None
-        if self._dtype.subdtype is not None:
-            value = self._array_fillvalue(dcpl)
-        else:
-            value = self._dset.fillvalue
-        if self._bitfield_bool:
-            return np.asarray(value).astype(np.bool_)[()]
-        if self._enum_bool:
-            return np.asarray(value).astype(np.int8)[()]
-        return value
-
-    def _array_fillvalue(self, dcpl: h5p.PropDCID) -> AnyArray:
-        """The fill value of an H5T_ARRAY dataset.
-
-        HDF5 cannot convert an array-typed fill value to a NumPy memory type, so an empty
-        dataset with the same type and creation properties (filters removed, nothing is
-        written) is made in a memory-only file and one unwritten element is read.
-        """
-        for i in reversed(range(dcpl.get_nfilters())):
-            dcpl.remove_filter(dcpl.get_filter(i)[0])
-        dcpl.set_fill_time(h5d.FILL_TIME_ALLOC)
-        rank = self.dsid.get_space().get_simple_extent_ndims()
-        if dcpl.get_layout() == h5d.CHUNKED:
-            space = h5s.create_simple((1,) * rank, (UNLIMITED,) * rank)
-        else:
-            dcpl.set_layout(h5d.CONTIGUOUS)
-            space = h5s.create_simple((1,) * rank) if rank else h5s.create(h5s.SCALAR)
-        with h5py.File("fillvalue", "w", driver="core", backing_store=False) as scratch:
-            dsid = h5d.create(scratch.id, b"fill", self.dsid.get_type(), space, dcpl=dcpl)
-            return np.asarray(h5py.Dataset(dsid)[(0,) * rank])
-
-    def selection_overflows(self, key: Any) -> bool:
-        """Whether HDF5 would crash on or misread the strided or listed selection ``key``
-        (one reaching 2**63 bytes into a huge extent, see :mod:`.extent`): it must be read
-        through the raw chunks or as a unit-step box instead."""
-        return extent.key_beyond(self.shape, self._dtype.itemsize, key)
-
-    def _check_storage(self) -> None:
-        """Refuse reads of a contiguous dataset whose storage is smaller than its extent
-        (checked once: neither can change)."""
-        message = self._shortfall
-        if message is _UNSET:
-            message = self._shortfall = (
-                None if self.chunks is not None or self.is_null
-                else extent.contiguous_shortfall(self.dsid, self.name, self.shape))
-        if message is not None:
-            raise HDF5ExtError(message)
-
-    def _check_selection(self, key: Any, verb: str = "read") -> None:
-        """Refuse a strided selection HDF5 would crash on (see :mod:`.extent`)."""
-        if self.selection_overflows(key):
-            raise extent.selection_limit_error(self.name, self.shape, key, verb)
-
-    def _check_points(self, points: AnyArray, verb: str = "read",
-                      shape: Shape | None = None) -> None:
-        """Refuse a point selection HDF5 would misread (see :mod:`.extent`)."""
-        shape = self.shape if shape is None else shape
-        if extent.points_beyond(shape, self._dtype.itemsize, points):
-            raise extent.selection_limit_error(self.name, shape, "points", verb)
-
-    def storage_size(self) -> int:
-        """Bytes allocated in the file for the data (compressed size)."""
-        return int(self.dsid.get_storage_size())
-
-    def nbytes(self) -> int:
-        """Bytes of the data uncompressed."""
-        return int(math.prod(self.shape)) * self._dtype.itemsize
 
     # ------------------------------------------------------------------ I/O
     def read(self, key: Any = ()) -> AnyArray:

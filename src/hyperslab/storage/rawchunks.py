@@ -3,8 +3,9 @@
 :class:`RawChunks` answers "is chunk X written, and where?" in O(1) from a
 :class:`~hyperslab.storage.chunkindex.ChunkIndex` built once, and moves a chunk's stored
 bytes without HDF5's filter pipeline: ``os.pread`` at the indexed offset when the file is
-open read-only with the sec2 driver (no HDF5 call, no h5py lock), else
-``DatasetID.read_direct_chunk`` / ``write_direct_chunk``.
+open read-only with the sec2 driver (no HDF5 call, no h5py lock; the reads of many pieces
+at once are in :mod:`~hyperslab.storage.preads`), else ``DatasetID.read_direct_chunk`` /
+``write_direct_chunk``.
 
 Staleness rules.  The index (the *base*) is a snapshot; every change made through the owning
 :class:`~hyperslab.storage.datasets.Dataset` is recorded next to it instead of rebuilding it:
@@ -45,10 +46,10 @@ look-up) finds a chunk past it, the dataset's raw reads go through HDF5 instead,
 refuses that chunk (``HDF5ExtError``) and reads the others.
 
 Speed.  ``location``, ``is_written``, ``read`` and ``read_range`` are instance attributes
-set to closures over the current base (re-made when the base, the grid or the limit change),
-which cost about half the Python time of plain methods: on a million-chunk dataset here,
-``read_range`` of one item on a read-only file takes ~1.7 us (0.75 of them in ``pread``),
-``is_written`` ~0.35 us.
+set to closures over the current base (:mod:`~hyperslab.storage.fastlookups`; re-made when
+the base, the grid or the limit change), which cost about half the Python time of plain
+methods: on a million-chunk dataset here, ``read_range`` of one item on a read-only file
+takes ~1.7 us (0.75 of them in ``pread``), ``is_written`` ~0.35 us.
 
 State is per :class:`RawChunks` object (one per ``Dataset``): writes made through another
 ``Dataset`` object of the same HDF5 dataset are not seen (call :meth:`RawChunks.invalidate`).
@@ -60,20 +61,19 @@ import math
 import os
 import threading
 from collections.abc import Callable, Sequence
-from typing import Any, NamedTuple
+from typing import Any
 
 import h5py
 import numpy as np
-from h5py import h5d, h5f, h5fd, h5i
+from h5py import h5d, h5i
 
-from hyperslab._typing import AnyArray, Shape
+from hyperslab._typing import Shape
 from hyperslab.errors import (
     ClosedNodeError,
     FileModeError,
     HDF5ExtError,
     NoSuchChunkError,
 )
-from hyperslab.storage import spans
 from hyperslab.storage.chunkindex import (
     ChunkIndex,
     ChunkLocation,
@@ -84,6 +84,13 @@ from hyperslab.storage.chunkindex import (
     grid_shape,
     touched_chunks,
 )
+from hyperslab.storage.fastlookups import (
+    fast_direct_reads,
+    fast_finder,
+    fast_lookups,
+    fast_preads,
+)
+from hyperslab.storage.preads import FileAccess, PreadReads, file_access
 from hyperslab.storage.superblock import AllocationEnd
 
 _FLUSH_BEFORE_LOOKUPS = h5py.version.hdf5_version_tuple < (2, 0, 0)
@@ -99,126 +106,10 @@ dropped and rebuilt later instead."""
 
 _MISSING = object()
 
-SCATTER_GAP_MAX = 1 << 20
-"""Byte ranges of :meth:`RawChunks.read_scattered` at most this far apart in the file are
-read in one call (the gap goes to a scratch buffer): the padding of edge chunks, say."""
-
-try:
-    _IOV_MAX = max(16, min(1024, int(os.sysconf("SC_IOV_MAX"))))
-except (AttributeError, ValueError, OSError):  # pragma: no cover - not POSIX
-    _IOV_MAX = 16
-"""Buffers one ``os.preadv`` call may take."""
-
 # ----------------------------------------------------------------------------- the state
 
 
-_FEW_LOOKUPS = 16
-"""Chunks :meth:`RawChunks.read_pieces` finds with HDF5's look-up when no chunk index is
-built yet (building one lists every chunk: 3 ms for a 10M-row table)."""
-
-LOOKUP_BUDGET = 128
-"""HDF5 look-ups a dataset's raw reads make (chunks already looked up are remembered)
-before the chunk index is built instead (about 3 ms for a 10M-row table)."""
-
-LOOKUP_SCAN_FACTOR = 4
-"""HDF5 answers a look-up by walking its chunk index from the start (on a table of 916
-chunks one took 6 us for the first chunk and 35 us for the last; with a million chunks
-27-155 ms, when listing them all takes 0.85 s).  So look-ups also stop once they have
-walked this many times the number of chunks in the grid: they then never cost much more
-than building the index would have."""
-
-
-class SparseChunk:
-    """The stored bytes of one chunk of a read-only file, read from the file only where
-    :meth:`load` asks for them (ranges are read once).
-
-    Attributes
-    ----------
-    buffer : numpy.ndarray
-        ``uint8`` of the chunk's stored size; only loaded ranges hold the chunk's bytes
-        (the rest is never touched, so it costs neither reading nor page faults).
-    filter_mask : int
-        The chunk's filter mask.
-    """
-
-    __slots__ = ("_check", "_complete", "_fd", "_loaded", "_name", "_offset", "buffer",
-                 "filter_mask")
-
-    def __init__(self, fd: int, location: ChunkLocation,
-                 name: Callable[[], str] | None = None,
-                 check_open: Callable[[], None] | None = None) -> None:
-        self._fd = fd
-        self._offset = location.offset
-        self._name = name
-        self._check = check_open
-        self.filter_mask = location.filter_mask
-        self.buffer: AnyArray = np.empty(location.size, dtype=np.uint8)
-        self._loaded: set[tuple[int, int]] = set()
-        self._complete = False
-
-    def load(self, start: int, stop: int) -> None:
-        """Read bytes ``start .. stop - 1`` of the chunk into :attr:`buffer` (once).
-
-        Raises
-        ------
-        ValueError
-            If the range is not within the chunk.
-        HDF5ExtError
-            If the file holds fewer bytes than the range (a truncated file).
-        ClosedNodeError
-            If the file was closed since.
-        """
-        start, stop = int(start), int(stop)
-        if not 0 <= start <= stop <= self.buffer.shape[0]:
-            raise ValueError(f"bytes {start}..{stop} are not within a chunk of "
-                             f"{self.buffer.shape[0]} bytes")
-        if self._complete or start == stop or (start, stop) in self._loaded:
-            return
-        if self._check is not None:
-            self._check()  # the file's descriptor is only ours while the file is open
-        wanted = stop - start
-        if os.preadv(self._fd, [self.buffer[start:stop].data],
-                     self._offset + start) != wanted:
-            where = f" of {self._name()}" if self._name is not None else ""
-            raise HDF5ExtError(f"the file{where} is shorter than the chunk at byte "
-                               f"{self._offset}: it may be truncated")
-        self._loaded.add((start, stop))
-
-    def load_all(self) -> None:
-        """Read every byte of the chunk."""
-        if not self._complete:
-            self.load(0, self.buffer.shape[0])
-            self._complete = True
-
-
-class FileAccess(NamedTuple):
-    """How a file is open, as raw chunk I/O needs to know (the same for all its
-    datasets: :func:`file_access` asks HDF5 once per file, not once per dataset)."""
-
-    intent: int
-    """HDF5's access flags (``h5f.ACC_RDONLY``, ``ACC_RDWR``, SWMR bits)."""
-    fd: int | None
-    """The descriptor of a file open read-only with the sec2 driver (raw reads with
-    ``os.pread``); None otherwise."""
-    allocation: AllocationEnd | None = None
-    """The file's end of allocation, when `fd` is known (raw reads stay within it)."""
-
-    @property
-    def writable(self) -> bool:
-        """Whether the file is open for writing."""
-        return bool(self.intent & h5f.ACC_RDWR)
-
-
-def file_access(fid: h5f.FileID) -> FileAccess:
-    """The :class:`FileAccess` of the open file ``fid``."""
-    intent = fid.get_intent()
-    if intent == h5f.ACC_RDONLY and fid.get_access_plist().get_driver() == h5fd.SEC2:
-        fd = int(fid.get_vfd_handle())
-        return FileAccess(int(intent), fd, AllocationEnd(fd))
-    return FileAccess(int(intent), None)
-
-
-class RawChunks:
+class RawChunks(PreadReads):
     """The chunk index and raw chunk I/O of one chunked dataset (see the module docstring).
 
     Parameters
@@ -247,8 +138,6 @@ class RawChunks:
         "_limit",
         "_limit_is_grid",
         "_lock",
-        "_looked_up",
-        "_lookups",
         "_masks",
         "_ndim",
         "_nfilters",
@@ -256,7 +145,6 @@ class RawChunks:
         "_pending_flush",
         "_resolves",
         "_shape",
-        "_walked",
         "_writable",
         "before_lookup",
         "is_written",
@@ -336,166 +224,6 @@ class RawChunks:
         """Whether raw reads use ``os.pread`` (a read-only file with the sec2 driver)."""
         return self._fd is not None
 
-    def read_spans(self, starts: Any, length: int) -> Any:
-        """``length`` bytes at each file address in ``starts`` (see
-        :func:`~hyperslab.storage.spans.read_spans`), on read-only files; None elsewhere."""
-        fd = self._fd
-        return None if fd is None or not self._dsid.id else spans.read_spans(fd, starts, length)
-
-    def read_pieces(self, pieces: Sequence[tuple[tuple[int, ...], int, int]]) -> bytes | None:
-        """The stored bytes of each ``(chunk coords, start, nbytes)``, concatenated, with
-        one ``os.pread`` each, on read-only files (a few rows of an unfiltered table).
-        None where that does not apply (a writable file, an unwritten chunk, a range past
-        a chunk's end, a short read)."""
-        fd = self._fd
-        if fd is None or not self._dsid.id:
-            return None
-        # Before the chunk index is built (a query right after opening), a few chunks are
-        # found with HDF5's own look-up rather than listing every chunk first; once those
-        # look-ups have cost about what building the index costs, the index is built
-        # (ski rental: repeated queries then find chunks in ~1 us instead of 6-107 us).
-        few = (self._may_look_up()
-               and len({coords for coords, _, _ in pieces}) <= _FEW_LOOKUPS)
-        location = self._look_up_one if few else self.location
-        pread = os.pread
-        parts = []
-        wanted = 0
-        for coords, start, nbytes in pieces:
-            found = location(coords)
-            if (found is None or start < 0 or nbytes < 0 or start + nbytes > found.size
-                    or self._fd is None):  # (an index built just now may end raw reads)
-                return None
-            parts.append(pread(fd, nbytes, found.offset + start))
-            wanted += nbytes
-        data = b"".join(parts)
-        return data if len(data) == wanted else None
-
-    def read_scattered(self, runs: Sequence[tuple[tuple[int, ...], int, int, int]],
-                       target: Any) -> bool:
-        """Read runs of stored bytes of whole unfiltered chunks into ``target`` (a
-        writable byte buffer) with few ``os.preadv`` calls, on read-only files.
-
-        Each run is ``(chunk coords, start in the chunk, start in target, length)``.  The
-        runs are read in file order; runs adjacent in the file, or apart by at most
-        :data:`SCATTER_GAP_MAX` bytes (read into a scratch buffer), share a call.
-
-        Returns False where it could not read everything: a writable or closed file, a
-        filtered dataset, a chunk outside the grid, unwritten or not stored whole, a run
-        outside its chunk or ``target``, a short read.  The caller then reads chunk by
-        chunk, which raises the precise error.
-        """
-        fd = self._fd
-        if fd is None or self._nfilters or not self._dsid.id:
-            return False
-        view = memoryview(target).cast("B")
-        whole, limit = self._chunk_nbytes, view.nbytes
-        location = self.location
-        placed = []
-        for coords, start, dest, size in runs:
-            try:
-                found = location(coords)
-            except IndexError:  # outside the grid
-                return False
-            if (found is None or found.size != whole or start < 0 or size < 0
-                    or start + size > whole or dest < 0 or dest + size > limit):
-                return False
-            placed.append((found.offset + start, dest, size))
-        if self._fd is None:  # an index built just now found chunks past the allocation
-            return False
-        placed.sort()
-        preadv = os.preadv
-        scratch = view[:0]
-        buffers: list[Any] = []
-        begin = wanted = 0
-        for position, dest, size in placed:
-            gap = position - begin - wanted
-            if buffers and (gap < 0 or gap > SCATTER_GAP_MAX or len(buffers) >= _IOV_MAX - 1):
-                if preadv(fd, buffers, begin) != wanted:
-                    return False
-                buffers = []
-            if not buffers:
-                begin, wanted = position, 0
-            elif gap:  # a small gap (an edge chunk's padding, say): into the scratch buffer
-                if scratch.nbytes < gap:
-                    scratch = memoryview(bytearray(max(gap, 2 * scratch.nbytes)))
-                buffers.append(scratch[:gap])
-                wanted += gap
-            buffers.append(view[dest : dest + size])
-            wanted += size
-        return not buffers or preadv(fd, buffers, begin) == wanted
-
-    def _look_up_one(self, coords: tuple[int, ...]) -> ChunkLocation | None:
-        """Where one chunk is, asked of HDF5 (no chunk index needed); None if unwritten.
-
-        Read-only files only: the answers are kept (a repeated query asks again for the
-        same chunks), and the look-ups made are counted against :data:`LOOKUP_BUDGET` and
-        :data:`LOOKUP_SCAN_FACTOR` (see :meth:`_may_look_up`).
-        """
-        known = self._looked_up.get(coords)
-        if known is not None:
-            return known
-        self._lookups += 1
-        # HDF5 walks the chunks in order up to this one (C order of the grid).
-        position = 0
-        for coord, extent in zip(coords, self._grid, strict=True):
-            position = position * extent + int(coord)
-        self._walked += position + 1
-        start = tuple(int(c) * n for c, n in zip(coords, self._chunkshape, strict=True))
-        try:
-            info = self._dsid.get_chunk_info_by_coord(start)
-        except (OSError, RuntimeError, ValueError):
-            return None
-        if info.byte_offset is None or not info.size:
-            return None
-        found = ChunkLocation(int(info.byte_offset), int(info.size), int(info.filter_mask))
-        if self._allocation is not None and not self._allocation.covers(
-                found.offset + found.size):
-            return None  # past the end of allocation: HDF5 reads it (and refuses it)
-        self._looked_up[coords] = found
-        return found
-
-    def _may_look_up(self) -> bool:
-        """Whether chunks are still found with HDF5's look-up rather than the index (no
-        index yet, and the look-ups so far within both budgets)."""
-        return (self._base is None and self._lookups < LOOKUP_BUDGET
-                and self._walked < LOOKUP_SCAN_FACTOR * math.prod(self._grid))
-
-    def sparse_looked_up(self, coords: tuple[int, ...]) -> SparseChunk | None:
-        """One chunk found with HDF5's own look-up, on read-only files before any chunk
-        index is built (a query right after opening reads a chunk or two: listing every
-        chunk first costs more than the read), as a :class:`SparseChunk` whose bytes are
-        read only where asked for (a few rows of a Blosc2 table need its frame's structure
-        and a block or two, not the megabyte of the whole frame).
-
-        None where that does not apply (an index exists, the look-up budget is spent, a
-        writable file, an unwritten chunk): the caller then uses :attr:`read`.
-        """
-        fd = self._fd
-        if fd is None or not self._may_look_up() or not self._dsid.id:
-            return None
-        found = self._look_up_one(coords)
-        if found is None:
-            return None
-        return SparseChunk(fd, found, self._name, self._check_open)
-
-    def read_into(self, coords: Any, buffer: Any) -> int | None:
-        """Read the stored bytes of one chunk straight into ``buffer`` (a writable byte
-        buffer of exactly the chunk's stored size) with ``os.preadv``, on read-only files.
-
-        Returns the chunk's filter mask, or None where this does not apply (a writable
-        file, an unwritten chunk, a stored size other than ``len(buffer)``, a short read):
-        the caller then reads the chunk with :attr:`read`.
-        """
-        fd = self._fd
-        if fd is None or not self._dsid.id:
-            return None
-        location = self.location(coords)
-        view = memoryview(buffer)
-        if location is None or location.size != view.nbytes or self._fd is None:
-            return None
-        if os.preadv(fd, [view], location.offset) != view.nbytes:
-            return None
-        return location.filter_mask
 
     def _name(self) -> str:
         try:
@@ -631,16 +359,16 @@ class RawChunks:
             self.read, self.read_range = self._read, self._read_range
             return
         limit = None if self._limit_is_grid else self._limit
-        find = _fast_finder(base, self._grid, limit)
-        self.location, self.is_written = _fast_lookups(
+        find = fast_finder(base, self._grid, limit)
+        self.location, self.is_written = fast_lookups(
             base, find, self._overlay, self._location, self._is_written
         )
         if self._fd is not None:
-            self.read, self.read_range = _fast_preads(
+            self.read, self.read_range = fast_preads(
                 base, find, self._overlay, self._fd, self._dsid, self._read, self._read_range
             )
         else:
-            self.read, self.read_range = _fast_direct_reads(
+            self.read, self.read_range = fast_direct_reads(
                 self, find, self._overlay, self._chunkshape, self._read, self._read_range
             )
 
@@ -906,157 +634,4 @@ class RawChunks:
                 return
 
 
-# ----------------------------------------------------------------------------- fast paths
-# Closures with everything they need in local variables: about half the Python overhead of
-# the general methods.  Anything unusual (coordinates that are not a tuple of ints inside
-# the grid, an unwritten chunk for a read, a chunk whose address is unknown, a closed file,
-# a short read, an HDF5 error) is handed to the general method, which redoes the work with
-# every check and raises the precise error.
-
-_Find = Callable[[Any], int]
-
-
-def _fast_finder(base: ChunkIndex, grid: Shape, limit: Shape | None) -> _Find:
-    """``find(coords)``: the chunk's row in ``base``; -1: not in it; -2: unusual coords.
-
-    ``limit``: base chunks at or beyond it along any dimension were deleted by a shrink.
-    """
-    ndim = len(grid)
-    row_of = base.row
-    if base.dense_rows is not None and ndim == 1:
-        item = base.dense_rows.item
-        g0 = grid[0]
-        l0 = g0 if limit is None else limit[0]
-
-        def find_1d(coords: Any) -> int:
-            if type(coords) is tuple and len(coords) == 1:
-                c = coords[0]
-                if type(c) is int and 0 <= c < g0:
-                    return item(c) if c < l0 else -1
-            return -2
-
-        return find_1d
-
-    def find(coords: Any) -> int:
-        if type(coords) is not tuple or len(coords) != ndim:
-            return -2
-        for c, g in zip(coords, grid):  # noqa: B905  (lengths checked)
-            if type(c) is not int or not 0 <= c < g:
-                return -2
-        if limit is not None:
-            for c, m in zip(coords, limit):  # noqa: B905
-                if c >= m:
-                    return -1
-        return row_of(coords)
-
-    return find
-
-
-def _fast_lookups(
-    base: ChunkIndex,
-    find: _Find,
-    overlay: dict[tuple[int, ...], ChunkLocation | None],
-    general_location: Callable[[Any], ChunkLocation | None],
-    general_is_written: Callable[[Any], bool],
-) -> tuple[Callable[[Any], ChunkLocation | None], Callable[[Any], bool]]:
-    """Fast ``location`` and ``is_written``."""
-    offset_of, size_of, mask_of = base.offsets.item, base.sizes.item, base.filter_masks.item
-    new = tuple.__new__
-
-    def location(coords: Any) -> ChunkLocation | None:
-        row = find(coords)
-        if row == -2 or (overlay and coords in overlay):
-            return general_location(coords)
-        if row >= 0:
-            return new(ChunkLocation, (offset_of(row), size_of(row), mask_of(row)))
-        return None
-
-    def is_written(coords: Any) -> bool:
-        row = find(coords)
-        if row >= 0:
-            return True
-        if row == -1:
-            return bool(overlay) and coords in overlay
-        return general_is_written(coords)
-
-    return location, is_written
-
-
-def _fast_preads(
-    base: ChunkIndex,
-    find: _Find,
-    overlay: dict[tuple[int, ...], ChunkLocation | None],
-    fd: int,
-    dsid: h5d.DatasetID,
-    general_read: Callable[[Any], tuple[bytes, int]],
-    general_read_range: Callable[[Any, int, int], bytes],
-) -> tuple[Callable[[Any], tuple[bytes, int]], Callable[[Any, int, int], bytes]]:
-    """Fast ``read`` and ``read_range`` with ``os.pread`` (read-only files)."""
-    offset_of, size_of, mask_of = base.offsets.item, base.sizes.item, base.filter_masks.item
-    pread = os.pread
-
-    def read(coords: Any) -> tuple[bytes, int]:
-        row = find(coords)
-        if row >= 0 and dsid.id and not overlay:
-            size = size_of(row)
-            data = pread(fd, size, offset_of(row))
-            if len(data) == size:
-                return data, mask_of(row)
-        return general_read(coords)
-
-    def read_range(coords: Any, start: int, nbytes: int) -> bytes:
-        row = find(coords)
-        if row >= 0 and dsid.id and not overlay and 0 <= start and 0 <= nbytes:
-            if start + nbytes <= size_of(row):
-                data = pread(fd, nbytes, offset_of(row) + start)
-                if len(data) == nbytes:
-                    return data
-        return general_read_range(coords, start, nbytes)
-
-    return read, read_range
-
-
-def _fast_direct_reads(
-    state: RawChunks,
-    find: _Find,
-    overlay: dict[tuple[int, ...], ChunkLocation | None],
-    chunkshape: Shape,
-    general_read: Callable[[Any], tuple[bytes, int]],
-    general_read_range: Callable[[Any, int, int], bytes],
-) -> tuple[Callable[[Any], tuple[bytes, int]], Callable[[Any, int, int], bytes]]:
-    """Fast ``read`` and ``read_range`` with ``read_direct_chunk`` (writable files)."""
-    dsid = state._dsid
-    direct = dsid.read_direct_chunk
-    c0 = chunkshape[0]
-    one_dim = len(chunkshape) == 1
-    errors = (OSError, RuntimeError, ValueError, KeyError, MemoryError)
-    masks = state._masks
-
-    def read(coords: Any) -> tuple[bytes, int]:
-        row = find(coords)
-        if (row >= 0 or (row == -1 and coords in overlay)) and dsid.id:
-            if not state._pending_flush:
-                if one_dim:
-                    starts: tuple[int, ...] = (coords[0] * c0,)
-                else:
-                    starts = tuple([c * s for c, s in zip(coords, chunkshape)])  # noqa: B905
-                try:
-                    mask, data = direct(starts)
-                except errors:
-                    return general_read(coords)  # raises the precise error
-                if masks:
-                    mask = masks.get(tuple(coords), mask)
-                return data, mask
-        return general_read(coords)
-
-    def read_range(coords: Any, start: int, nbytes: int) -> bytes:
-        data = read(coords)[0]
-        if 0 <= start and 0 <= nbytes and start + nbytes <= len(data):
-            return data[start : start + nbytes]
-        return general_read_range(coords, start, nbytes)
-
-    return read, read_range
-
-
-__all__ = ["LOOKUP_BUDGET", "LOOKUP_SCAN_FACTOR", "OVERLAY_MIN", "RESOLVE_BUDGET", "FileAccess",
-           "RawChunks", "SparseChunk", "file_access"]
+__all__ = ["OVERLAY_MIN", "RESOLVE_BUDGET", "RawChunks"]

@@ -34,7 +34,7 @@ from hyperslab.nodes.tree.node import Node
 from hyperslab.options import FileOptions
 from hyperslab.storage import attributes as raw
 from hyperslab.storage import h5file
-from hyperslab.storage.rawchunks import FileAccess, file_access
+from hyperslab.storage.preads import FileAccess, file_access
 
 FORMAT_VERSION = "2.1"
 """PyTables' file format version written in the root group."""

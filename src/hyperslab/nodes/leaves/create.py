@@ -19,7 +19,8 @@ from hyperslab.codecs.pipeline import filters_to_pipeline
 from hyperslab.errors import FilterNotAvailableError
 from hyperslab.nodes.atoms.atom import Atom
 from hyperslab.storage import attributes as raw
-from hyperslab.storage.datasets import Dataset, check_filter_available, create_dataset
+from hyperslab.storage.create import check_filter_available, create_dataset
+from hyperslab.storage.datasets import Dataset
 
 _PYTHON_FLAVOR_TYPES = (list, tuple, int, float, complex, bool, str, bytes)
 

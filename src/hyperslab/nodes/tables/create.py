@@ -22,7 +22,7 @@ from hyperslab.nodes.leaves.create import check_pipeline_available, write_leaf_s
 from hyperslab.nodes.tables.recordio import encode_time64_fields, time64_paths
 from hyperslab.nodes.tables.table import Table
 from hyperslab.storage import attributes as raw
-from hyperslab.storage.compound import create_table_dataset
+from hyperslab.storage.create import create_table_dataset
 
 if TYPE_CHECKING:
     from hyperslab.nodes.tree.group import Group

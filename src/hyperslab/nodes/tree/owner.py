@@ -18,7 +18,7 @@ if TYPE_CHECKING:
     from hyperslab.nodes.tree.group import Group, RootGroup
     from hyperslab.nodes.tree.node import Node
     from hyperslab.options import FileOptions
-    from hyperslab.storage.rawchunks import FileAccess
+    from hyperslab.storage.preads import FileAccess
     from hyperslab.storage.tree import Kind
 
 

@@ -1,0 +1,338 @@
+"""Raw chunk reads of read-only files with ``os.pread``: no HDF5 call, no h5py lock.
+
+:class:`FileAccess` (from :func:`file_access`, asked once per file) says how a file is open:
+one open read-only with the sec2 driver gives its descriptor and its end of allocation
+(:mod:`~hyperslab.storage.superblock`), within which chunks are read as HDF5 reads them.
+:class:`PreadReads`, mixed into :class:`~hyperslab.storage.rawchunks.RawChunks`, reads many
+pieces of chunks with few calls (a few rows of a table, runs of whole unfiltered chunks in
+file order, one chunk straight into a buffer) and, before any chunk index is built, finds a
+chunk or two with HDF5's own look-up (within :data:`LOOKUP_BUDGET` and
+:data:`LOOKUP_SCAN_FACTOR`), as a :class:`SparseChunk` whose bytes are read only where asked
+for.  Each of these reads answers None (or False) where it does not apply: the caller then
+reads through :class:`~hyperslab.storage.rawchunks.RawChunks`, which raises the precise error.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from collections.abc import Callable, Sequence
+from typing import Any, NamedTuple
+
+import numpy as np
+from h5py import h5d, h5f, h5fd
+
+from hyperslab._typing import AnyArray, Shape
+from hyperslab.errors import HDF5ExtError
+from hyperslab.storage import spans
+from hyperslab.storage.chunkindex import ChunkIndex, ChunkLocation
+from hyperslab.storage.superblock import AllocationEnd
+
+SCATTER_GAP_MAX = 1 << 20
+"""Byte ranges of :meth:`PreadReads.read_scattered` at most this far apart in the file are
+read in one call (the gap goes to a scratch buffer): the padding of edge chunks, say."""
+
+try:
+    _IOV_MAX = max(16, min(1024, int(os.sysconf("SC_IOV_MAX"))))
+except (AttributeError, ValueError, OSError):  # pragma: no cover - not POSIX
+    _IOV_MAX = 16
+"""Buffers one ``os.preadv`` call may take."""
+
+_FEW_LOOKUPS = 16
+"""Chunks :meth:`PreadReads.read_pieces` finds with HDF5's look-up when no chunk index is
+built yet (building one lists every chunk: 3 ms for a 10M-row table)."""
+
+LOOKUP_BUDGET = 128
+"""HDF5 look-ups a dataset's raw reads make (chunks already looked up are remembered)
+before the chunk index is built instead (about 3 ms for a 10M-row table)."""
+
+LOOKUP_SCAN_FACTOR = 4
+"""HDF5 answers a look-up by walking its chunk index from the start (on a table of 916
+chunks one took 6 us for the first chunk and 35 us for the last; with a million chunks
+27-155 ms, when listing them all takes 0.85 s).  So look-ups also stop once they have
+walked this many times the number of chunks in the grid: they then never cost much more
+than building the index would have."""
+
+
+class SparseChunk:
+    """The stored bytes of one chunk of a read-only file, read from the file only where
+    :meth:`load` asks for them (ranges are read once).
+
+    Attributes
+    ----------
+    buffer : numpy.ndarray
+        ``uint8`` of the chunk's stored size; only loaded ranges hold the chunk's bytes
+        (the rest is never touched, so it costs neither reading nor page faults).
+    filter_mask : int
+        The chunk's filter mask.
+    """
+
+    __slots__ = ("_check", "_complete", "_fd", "_loaded", "_name", "_offset", "buffer",
+                 "filter_mask")
+
+    def __init__(self, fd: int, location: ChunkLocation,
+                 name: Callable[[], str] | None = None,
+                 check_open: Callable[[], None] | None = None) -> None:
+        self._fd = fd
+        self._offset = location.offset
+        self._name = name
+        self._check = check_open
+        self.filter_mask = location.filter_mask
+        self.buffer: AnyArray = np.empty(location.size, dtype=np.uint8)
+        self._loaded: set[tuple[int, int]] = set()
+        self._complete = False
+
+    def load(self, start: int, stop: int) -> None:
+        """Read bytes ``start .. stop - 1`` of the chunk into :attr:`buffer` (once).
+
+        Raises
+        ------
+        ValueError
+            If the range is not within the chunk.
+        HDF5ExtError
+            If the file holds fewer bytes than the range (a truncated file).
+        ClosedNodeError
+            If the file was closed since.
+        """
+        start, stop = int(start), int(stop)
+        if not 0 <= start <= stop <= self.buffer.shape[0]:
+            raise ValueError(f"bytes {start}..{stop} are not within a chunk of "
+                             f"{self.buffer.shape[0]} bytes")
+        if self._complete or start == stop or (start, stop) in self._loaded:
+            return
+        if self._check is not None:
+            self._check()  # the file's descriptor is only ours while the file is open
+        wanted = stop - start
+        if os.preadv(self._fd, [self.buffer[start:stop].data],
+                     self._offset + start) != wanted:
+            where = f" of {self._name()}" if self._name is not None else ""
+            raise HDF5ExtError(f"the file{where} is shorter than the chunk at byte "
+                               f"{self._offset}: it may be truncated")
+        self._loaded.add((start, stop))
+
+    def load_all(self) -> None:
+        """Read every byte of the chunk."""
+        if not self._complete:
+            self.load(0, self.buffer.shape[0])
+            self._complete = True
+
+
+class FileAccess(NamedTuple):
+    """How a file is open, as raw chunk I/O needs to know (the same for all its
+    datasets: :func:`file_access` asks HDF5 once per file, not once per dataset)."""
+
+    intent: int
+    """HDF5's access flags (``h5f.ACC_RDONLY``, ``ACC_RDWR``, SWMR bits)."""
+    fd: int | None
+    """The descriptor of a file open read-only with the sec2 driver (raw reads with
+    ``os.pread``); None otherwise."""
+    allocation: AllocationEnd | None = None
+    """The file's end of allocation, when `fd` is known (raw reads stay within it)."""
+
+    @property
+    def writable(self) -> bool:
+        """Whether the file is open for writing."""
+        return bool(self.intent & h5f.ACC_RDWR)
+
+
+def file_access(fid: h5f.FileID) -> FileAccess:
+    """The :class:`FileAccess` of the open file ``fid``."""
+    intent = fid.get_intent()
+    if intent == h5f.ACC_RDONLY and fid.get_access_plist().get_driver() == h5fd.SEC2:
+        fd = int(fid.get_vfd_handle())
+        return FileAccess(int(intent), fd, AllocationEnd(fd))
+    return FileAccess(int(intent), None)
+
+
+class PreadReads:
+    """The reads of read-only files described in the module docstring, mixed into
+    :class:`~hyperslab.storage.rawchunks.RawChunks`, whose state they read (declared
+    here for the type checker).  Its own state is that of the look-ups made before any
+    chunk index is built (set by ``RawChunks.__init__``)."""
+
+    __slots__ = ("_looked_up", "_lookups", "_walked")
+
+    _looked_up: dict[tuple[int, ...], ChunkLocation]
+    _lookups: int
+    _walked: int
+    # RawChunks' state:
+    _allocation: AllocationEnd | None
+    _base: ChunkIndex | None
+    _chunk_nbytes: int
+    _chunkshape: Shape
+    _dsid: h5d.DatasetID
+    _fd: int | None
+    _grid: Shape
+    _nfilters: int
+    location: Callable[[Any], ChunkLocation | None]
+
+    def _name(self) -> str:
+        raise NotImplementedError  # pragma: no cover - provided by RawChunks
+
+    def _check_open(self) -> None:
+        raise NotImplementedError  # pragma: no cover - provided by RawChunks
+
+    def read_spans(self, starts: Any, length: int) -> Any:
+        """``length`` bytes at each file address in ``starts`` (see
+        :func:`~hyperslab.storage.spans.read_spans`), on read-only files; None elsewhere."""
+        fd = self._fd
+        return None if fd is None or not self._dsid.id else spans.read_spans(fd, starts, length)
+
+    def read_pieces(self, pieces: Sequence[tuple[tuple[int, ...], int, int]]) -> bytes | None:
+        """The stored bytes of each ``(chunk coords, start, nbytes)``, concatenated, with
+        one ``os.pread`` each, on read-only files (a few rows of an unfiltered table).
+        None where that does not apply (a writable file, an unwritten chunk, a range past
+        a chunk's end, a short read)."""
+        fd = self._fd
+        if fd is None or not self._dsid.id:
+            return None
+        # Before the chunk index is built (a query right after opening), a few chunks are
+        # found with HDF5's own look-up rather than listing every chunk first; once those
+        # look-ups have cost about what building the index costs, the index is built
+        # (ski rental: repeated queries then find chunks in ~1 us instead of 6-107 us).
+        few = (self._may_look_up()
+               and len({coords for coords, _, _ in pieces}) <= _FEW_LOOKUPS)
+        location = self._look_up_one if few else self.location
+        pread = os.pread
+        parts = []
+        wanted = 0
+        for coords, start, nbytes in pieces:
+            found = location(coords)
+            if (found is None or start < 0 or nbytes < 0 or start + nbytes > found.size
+                    or self._fd is None):  # (an index built just now may end raw reads)
+                return None
+            parts.append(pread(fd, nbytes, found.offset + start))
+            wanted += nbytes
+        data = b"".join(parts)
+        return data if len(data) == wanted else None
+
+    def read_scattered(self, runs: Sequence[tuple[tuple[int, ...], int, int, int]],
+                       target: Any) -> bool:
+        """Read runs of stored bytes of whole unfiltered chunks into ``target`` (a
+        writable byte buffer) with few ``os.preadv`` calls, on read-only files.
+
+        Each run is ``(chunk coords, start in the chunk, start in target, length)``.  The
+        runs are read in file order; runs adjacent in the file, or apart by at most
+        :data:`SCATTER_GAP_MAX` bytes (read into a scratch buffer), share a call.
+
+        Returns False where it could not read everything: a writable or closed file, a
+        filtered dataset, a chunk outside the grid, unwritten or not stored whole, a run
+        outside its chunk or ``target``, a short read.  The caller then reads chunk by
+        chunk, which raises the precise error.
+        """
+        fd = self._fd
+        if fd is None or self._nfilters or not self._dsid.id:
+            return False
+        view = memoryview(target).cast("B")
+        whole, limit = self._chunk_nbytes, view.nbytes
+        location = self.location
+        placed = []
+        for coords, start, dest, size in runs:
+            try:
+                found = location(coords)
+            except IndexError:  # outside the grid
+                return False
+            if (found is None or found.size != whole or start < 0 or size < 0
+                    or start + size > whole or dest < 0 or dest + size > limit):
+                return False
+            placed.append((found.offset + start, dest, size))
+        if self._fd is None:  # an index built just now found chunks past the allocation
+            return False
+        placed.sort()
+        preadv = os.preadv
+        scratch = view[:0]
+        buffers: list[Any] = []
+        begin = wanted = 0
+        for position, dest, size in placed:
+            gap = position - begin - wanted
+            if buffers and (gap < 0 or gap > SCATTER_GAP_MAX or len(buffers) >= _IOV_MAX - 1):
+                if preadv(fd, buffers, begin) != wanted:
+                    return False
+                buffers = []
+            if not buffers:
+                begin, wanted = position, 0
+            elif gap:  # a small gap (an edge chunk's padding, say): into the scratch buffer
+                if scratch.nbytes < gap:
+                    scratch = memoryview(bytearray(max(gap, 2 * scratch.nbytes)))
+                buffers.append(scratch[:gap])
+                wanted += gap
+            buffers.append(view[dest : dest + size])
+            wanted += size
+        return not buffers or preadv(fd, buffers, begin) == wanted
+
+    def _look_up_one(self, coords: tuple[int, ...]) -> ChunkLocation | None:
+        """Where one chunk is, asked of HDF5 (no chunk index needed); None if unwritten.
+
+        Read-only files only: the answers are kept (a repeated query asks again for the
+        same chunks), and the look-ups made are counted against :data:`LOOKUP_BUDGET` and
+        :data:`LOOKUP_SCAN_FACTOR` (see :meth:`_may_look_up`).
+        """
+        known = self._looked_up.get(coords)
+        if known is not None:
+            return known
+        self._lookups += 1
+        # HDF5 walks the chunks in order up to this one (C order of the grid).
+        position = 0
+        for coord, extent in zip(coords, self._grid, strict=True):
+            position = position * extent + int(coord)
+        self._walked += position + 1
+        start = tuple(int(c) * n for c, n in zip(coords, self._chunkshape, strict=True))
+        try:
+            info = self._dsid.get_chunk_info_by_coord(start)
+        except (OSError, RuntimeError, ValueError):
+            return None
+        if info.byte_offset is None or not info.size:
+            return None
+        found = ChunkLocation(int(info.byte_offset), int(info.size), int(info.filter_mask))
+        if self._allocation is not None and not self._allocation.covers(
+                found.offset + found.size):
+            return None  # past the end of allocation: HDF5 reads it (and refuses it)
+        self._looked_up[coords] = found
+        return found
+
+    def _may_look_up(self) -> bool:
+        """Whether chunks are still found with HDF5's look-up rather than the index (no
+        index yet, and the look-ups so far within both budgets)."""
+        return (self._base is None and self._lookups < LOOKUP_BUDGET
+                and self._walked < LOOKUP_SCAN_FACTOR * math.prod(self._grid))
+
+    def sparse_looked_up(self, coords: tuple[int, ...]) -> SparseChunk | None:
+        """One chunk found with HDF5's own look-up, on read-only files before any chunk
+        index is built (a query right after opening reads a chunk or two: listing every
+        chunk first costs more than the read), as a :class:`SparseChunk` whose bytes are
+        read only where asked for (a few rows of a Blosc2 table need its frame's structure
+        and a block or two, not the megabyte of the whole frame).
+
+        None where that does not apply (an index exists, the look-up budget is spent, a
+        writable file, an unwritten chunk): the caller then uses :attr:`read`.
+        """
+        fd = self._fd
+        if fd is None or not self._may_look_up() or not self._dsid.id:
+            return None
+        found = self._look_up_one(coords)
+        if found is None:
+            return None
+        return SparseChunk(fd, found, self._name, self._check_open)
+
+    def read_into(self, coords: Any, buffer: Any) -> int | None:
+        """Read the stored bytes of one chunk straight into ``buffer`` (a writable byte
+        buffer of exactly the chunk's stored size) with ``os.preadv``, on read-only files.
+
+        Returns the chunk's filter mask, or None where this does not apply (a writable
+        file, an unwritten chunk, a stored size other than ``len(buffer)``, a short read):
+        the caller then reads the chunk with :attr:`read`.
+        """
+        fd = self._fd
+        if fd is None or not self._dsid.id:
+            return None
+        location = self.location(coords)
+        view = memoryview(buffer)
+        if location is None or location.size != view.nbytes or self._fd is None:
+            return None
+        if os.preadv(fd, [view], location.offset) != view.nbytes:
+            return None
+        return location.filter_mask
+
+
+__all__ = ["LOOKUP_BUDGET", "LOOKUP_SCAN_FACTOR", "SCATTER_GAP_MAX", "FileAccess", "PreadReads",
+           "SparseChunk", "file_access"]
