@@ -4,7 +4,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 PIP    := $(BIN)/python -m pip
 
-.PHONY: demo test lint typecheck layers pytest fuzz bench clean
+.PHONY: demo test lint typecheck layers pytest pytables-suite fuzz bench clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -33,7 +33,12 @@ layers: $(VENV)/.installed-test
 pytest: $(VENV)/.installed-test
 	$(BIN)/pytest -q
 
-test: lint typecheck layers pytest
+# PyTables' own test suite (from the installed PyTables wheel, unmodified) run against
+# hyperslab through hyperslab.install_as_tables(); see tests/pytables_suite/README.md.
+pytables-suite: $(VENV)/.installed-test
+	$(BIN)/pytest -c tests/pytables_suite/pytest.ini -n 2 --pyargs tables.tests tables.nodes.tests
+
+test: lint typecheck layers pytest pytables-suite
 
 # Damaged files read through every path, for FUZZ_SECONDS (default 300) with a random seed
 # or FUZZ_SEED; `make test` runs a one-minute campaign with a fixed seed (tests/test_fuzz.py).

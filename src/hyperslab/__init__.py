@@ -133,6 +133,25 @@ __all__ += [  # table descriptions
 ]
 
 __all__ += ["Expr"]  # loaded on first use, see __getattr__
+__all__ += ["install_as_tables"]
+
+
+def install_as_tables() -> None:
+    """Make ``import tables`` give hyperslab, in PyTables' module layout.
+
+    See :func:`hyperslab.pytables.install.install_as_tables`.
+
+    Examples
+    --------
+    >>> import hyperslab
+    >>> hyperslab.install_as_tables()  # doctest: +SKIP
+    >>> import tables  # doctest: +SKIP
+    >>> tables.__version__  # doctest: +SKIP
+    '3.11.0+hyperslab.0.1.0'
+    """
+    from hyperslab.pytables.install import install_as_tables as install
+
+    install()
 
 
 def __getattr__(name: str) -> object:

@@ -43,6 +43,10 @@ class UndoRedoError(Exception):
     """Problems with the undo/redo mechanism (kept for PyTables compatibility)."""
 
 
+class FlavorError(ValueError):
+    """An unsupported or unavailable flavor, or flavor conversion, was requested."""
+
+
 class FiltersError(ValueError):
     """An invalid filter specification, or a filter this installation cannot apply."""
 
@@ -94,6 +98,14 @@ class FiltersWarning(Warning):
     """A filter request was changed (e.g. an unavailable complib replaced by zlib)."""
 
 
+class UndoRedoWarning(Warning):
+    """An action that cannot be undone ran while undo/redo was enabled."""
+
+
+class ExperimentalFeatureWarning(Warning):
+    """A feature still experimental, to be used with care, was used."""
+
+
 class DataTypeWarning(Warning):
     """A data type was converted, or is not fully supported."""
 
@@ -130,10 +142,12 @@ __all__ = [
     "ClosedNodeError",
     "ConditionTypeError",
     "DataTypeWarning",
+    "ExperimentalFeatureWarning",
     "FileModeError",
     "FilterNotAvailableError",
     "FiltersError",
     "FiltersWarning",
+    "FlavorError",
     "FlavorWarning",
     "HDF5ExtError",
     "NaturalNameWarning",
@@ -146,5 +160,6 @@ __all__ = [
     "PerformanceWarning",
     "UnclosedFileWarning",
     "UndoRedoError",
+    "UndoRedoWarning",
     "UnflushedRowsWarning",
 ]

@@ -20,9 +20,14 @@ from __future__ import annotations
 import os
 import threading
 import weakref
+from collections.abc import Iterator
 from typing import Any
 
-__all__ = ["check_and_register", "unregister"]
+__all__ = ["OPEN_POLICY", "OpenFiles", "check_and_register", "open_files", "unregister"]
+
+OPEN_POLICY = "default"
+"""PyTables' name for the rules above (its ``FILE_OPEN_POLICY``): ``"default"``, not
+``"strict"`` (which refuses every second open), with the one stricter case listed above."""
 
 _lock = threading.Lock()
 # Real path -> the File objects open on it (a File dropped without closing is forgotten).
@@ -82,3 +87,48 @@ def unregister(file: Any, filename: str) -> None:
             files.discard(file)
             if not files:
                 del _open[key]
+
+
+class OpenFiles:
+    """The open File objects of this process by file name (PyTables' ``_open_files``)."""
+
+    def _files(self) -> list[Any]:
+        with _lock:
+            return [f for files in _open.values() for f in files]
+
+    @property
+    def filenames(self) -> list[str]:
+        """The names of the files open, one per file."""
+        with _lock:
+            return sorted({f.filename for files in _open.values() for f in files})
+
+    @property
+    def handlers(self) -> list[Any]:
+        """Every open File object."""
+        return self._files()
+
+    def get_handlers_by_name(self, filename: str) -> list[Any]:
+        """The open File objects of ``filename``."""
+        with _lock:
+            return list(_open.get(_key(filename), ()))
+
+    def close_all(self) -> None:
+        """Close every open File object."""
+        for file in self._files():
+            file.close()
+
+    def __len__(self) -> int:
+        return len(self._files())
+
+    def __contains__(self, filename: object) -> bool:
+        if not isinstance(filename, (str, os.PathLike)):
+            return False
+        with _lock:
+            return bool(_open.get(_key(os.fspath(filename))))
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.filenames)
+
+
+open_files = OpenFiles()
+"""The registry of open files (PyTables' ``tables.file._open_files``)."""

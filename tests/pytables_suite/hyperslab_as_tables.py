@@ -1,0 +1,124 @@
+"""pytest plugin: PyTables' own test suite, run against hyperslab.
+
+Loaded by ``tests/pytables_suite/pytest.ini``.  Before collection it calls
+:func:`hyperslab.install_as_tables`, so that PyTables' test modules (collected with
+``--pyargs tables.tests tables.nodes.tests`` from the installed PyTables wheel, unmodified)
+import hyperslab as ``tables``.  Then:
+
+* tests listed in ``broken_on_pytables.txt`` are deselected: they fail on PyTables itself
+  here, so they say nothing about hyperslab;
+* tests listed in ``expected_failures.txt`` are marked ``xfail(strict=True)`` with the reason
+  given there: the list may only shrink, since a listed test that passes fails the run.
+
+Options: ``--against-pytables`` runs the same tests on PyTables itself (no install, lists
+not applied), to measure what passes there; ``--outcomes PATH`` writes every test's outcome
+as JSON (``{"tests/test_array.py::BasicTestCase::test00_char": "passed", ...}``).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+HERE = Path(__file__).parent
+EXPECTED_FAILURES = HERE / "expected_failures.txt"
+BROKEN_ON_PYTABLES = HERE / "broken_on_pytables.txt"
+
+
+def read_list(path: Path) -> dict[str, str]:
+    """``test key -> reason`` from a list file (``KEY  # reason`` lines, ``#`` comments)."""
+    entries: dict[str, str] = {}
+    if not path.exists():
+        return entries
+    reason = ""
+    for raw in path.read_text().splitlines():
+        line = raw.strip()
+        if not line:
+            continue
+        if line.startswith("#"):
+            reason = line.lstrip("# ")  # a heading comment gives the reason for what follows
+            continue
+        key, _, own = line.partition("  # ")
+        entries[key.strip()] = own.strip() or reason
+    return entries
+
+
+def key_of(nodeid: str) -> str:
+    """The test's path inside the ``tables`` package, with class and name.
+
+    >>> key_of("../../site-packages/tables/tests/test_aux.py::TestAux::test_keysort")
+    'tests/test_aux.py::TestAux::test_keysort'
+    """
+    path, sep, rest = nodeid.partition("::")
+    marker = "tables/"
+    where = path.rfind(marker)
+    return (path[where + len(marker):] if where >= 0 else path) + sep + rest
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    group = parser.getgroup("hyperslab_as_tables")
+    group.addoption("--against-pytables", action="store_true",
+                    help="run on PyTables itself, to measure what passes there")
+    group.addoption("--outcomes", default=None, help="write every test's outcome as JSON")
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    if not config.getoption("--against-pytables"):
+        import hyperslab
+
+        hyperslab.install_as_tables()
+    config.stash[_OUTCOMES] = {}
+
+
+_OUTCOMES = pytest.StashKey[dict[str, str]]()
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    if config.getoption("--against-pytables"):
+        return
+    broken = read_list(BROKEN_ON_PYTABLES)
+    expected = read_list(EXPECTED_FAILURES)
+    kept, deselected = [], []
+    for item in items:
+        key = key_of(item.nodeid)
+        if key in broken:
+            deselected.append(item)
+            continue
+        if key in expected:
+            item.add_marker(pytest.mark.xfail(reason=expected[key], strict=True))
+        kept.append(item)
+    if deselected:
+        config.hook.pytest_deselected(items=deselected)
+        items[:] = kept
+
+
+def pytest_runtest_logreport(report: pytest.TestReport) -> None:
+    outcomes = _config.stash[_OUTCOMES] if _config is not None else None
+    if outcomes is None:
+        return
+    key = key_of(report.nodeid)
+    if report.when == "call" or report.outcome != "passed":
+        outcome = "xfailed" if hasattr(report, "wasxfail") and report.skipped else report.outcome
+        if report.when != "call" and report.outcome == "failed":
+            outcome = "error"
+        if outcomes.get(key) in (None, "passed"):
+            outcomes[key] = outcome
+
+
+_config: pytest.Config | None = None
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_sessionstart(session: pytest.Session) -> None:
+    global _config
+    _config = session.config
+
+
+def pytest_sessionfinish(session: pytest.Session, exitstatus: Any) -> None:
+    path = session.config.getoption("--outcomes")
+    if path:
+        Path(path).write_text(json.dumps(session.config.stash[_OUTCOMES], indent=0,
+                                         sort_keys=True))
