@@ -5,19 +5,22 @@ Loaded by ``tests/pytables_suite/pytest.ini``.  Before collection it calls
 ``--pyargs tables.tests tables.nodes.tests`` from the installed PyTables wheel, unmodified)
 import hyperslab as ``tables``.  Then:
 
+* only the tests PyTables' own ``tables.tests.test_suite.suite()`` runs in light mode are
+  kept (pytest alone would collect heavy variants and base classes too);
 * tests listed in ``broken_on_pytables.txt`` are deselected: they fail on PyTables itself
   here, so they say nothing about hyperslab;
 * tests listed in ``expected_failures.txt`` are marked ``xfail(strict=True)`` with the reason
   given there: the list may only shrink, since a listed test that passes fails the run.
 
 Options: ``--against-pytables`` runs the same tests on PyTables itself (no install, lists
-not applied), to measure what passes there; ``--outcomes PATH`` writes every test's outcome
+not applied, same light-mode selection), to measure what passes there; ``--outcomes PATH`` writes every test's outcome
 as JSON (``{"tests/test_array.py::BasicTestCase::test00_char": "passed", ...}``).
 """
 
 from __future__ import annotations
 
 import json
+import unittest
 from pathlib import Path
 from typing import Any
 
@@ -58,6 +61,36 @@ def key_of(nodeid: str) -> str:
     return (path[where + len(marker):] if where >= 0 else path) + sep + rest
 
 
+def light_suite() -> set[str]:
+    """``module.Class.method`` of every test PyTables' own suite runs in light mode.
+
+    pytest would collect more than PyTables runs: the heavy variants of generated tests
+    (``test_queries`` alone has 60,000) and base classes its ``suite()`` functions leave out.
+    """
+    from tables.tests import common, test_suite
+
+    common.heavy = False
+    names: set[str] = set()
+
+    def walk(suite: unittest.TestSuite) -> None:
+        for test in suite:
+            if isinstance(test, unittest.TestSuite):
+                walk(test)
+            elif isinstance(test, unittest.TestCase):
+                cls = type(test)
+                names.add(f"{cls.__module__}.{cls.__qualname__}.{test._testMethodName}")
+
+    walk(test_suite.suite())
+    return names
+
+
+def _suite_name(item: pytest.Item) -> str | None:
+    cls = getattr(item, "cls", None)
+    if cls is None:
+        return None
+    return f"{cls.__module__}.{cls.__qualname__}.{item.name}"
+
+
 def pytest_addoption(parser: pytest.Parser) -> None:
     group = parser.getgroup("hyperslab_as_tables")
     group.addoption("--against-pytables", action="store_true",
@@ -77,14 +110,14 @@ _OUTCOMES = pytest.StashKey[dict[str, str]]()
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    if config.getoption("--against-pytables"):
-        return
-    broken = read_list(BROKEN_ON_PYTABLES)
-    expected = read_list(EXPECTED_FAILURES)
+    light = light_suite()
+    against_pytables = config.getoption("--against-pytables")
+    broken = {} if against_pytables else read_list(BROKEN_ON_PYTABLES)
+    expected = {} if against_pytables else read_list(EXPECTED_FAILURES)
     kept, deselected = [], []
     for item in items:
         key = key_of(item.nodeid)
-        if key in broken:
+        if _suite_name(item) not in light or key in broken:
             deselected.append(item)
             continue
         if key in expected:
