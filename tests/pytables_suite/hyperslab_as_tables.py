@@ -13,12 +13,14 @@ import hyperslab as ``tables``.  Then:
   given there: the list may only shrink, since a listed test that passes fails the run.
 
 Options: ``--against-pytables`` runs the same tests on PyTables itself (no install, lists
-not applied, same light-mode selection), to measure what passes there; ``--outcomes PATH`` writes every test's outcome
-as JSON (``{"tests/test_array.py::BasicTestCase::test00_char": "passed", ...}``).
+not applied, same light-mode selection), to measure what passes there; ``--outcomes PATH``
+writes every test's outcome and the first line of its error as JSON
+(``{"tests/test_array.py::BasicTestCase::test00_char": ["passed", ""], ...}``).
 """
 
 from __future__ import annotations
 
+import ast
 import json
 import unittest
 from pathlib import Path
@@ -61,15 +63,37 @@ def key_of(nodeid: str) -> str:
     return (path[where + len(marker):] if where >= 0 else path) + sep + rest
 
 
-def light_suite() -> set[str]:
+def suite_modules() -> set[str]:
+    """The test modules PyTables' ``tables.tests.test_suite.suite()`` runs.
+
+    Read from that function's source (its ``test_modules`` list and what it appends), not
+    by calling it: it imports every module at once, and one that cannot import would hide
+    the rest.
+    """
+    import importlib.util
+
+    spec = importlib.util.find_spec("tables.tests.test_suite")
+    assert spec is not None and spec.origin is not None
+    tree = ast.parse(Path(spec.origin).read_text())
+    names: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Constant) and isinstance(node.value, str) \
+                and node.value.startswith("tables.") and ".test" in node.value:
+            names.add(node.value)
+    return names
+
+
+def light_suite(modules: set[Any]) -> set[str]:
     """``module.Class.method`` of every test PyTables' own suite runs in light mode.
 
     pytest would collect more than PyTables runs: the heavy variants of generated tests
     (``test_queries`` alone has 60,000) and base classes its ``suite()`` functions leave out.
+    Each module's own ``suite()`` says which it runs.
     """
-    from tables.tests import common, test_suite
+    from tables.tests import common
 
     common.heavy = False
+    wanted = suite_modules()
     names: set[str] = set()
 
     def walk(suite: unittest.TestSuite) -> None:
@@ -80,7 +104,9 @@ def light_suite() -> set[str]:
                 cls = type(test)
                 names.add(f"{cls.__module__}.{cls.__qualname__}.{test._testMethodName}")
 
-    walk(test_suite.suite())
+    for module in modules:
+        if module.__name__ in wanted and hasattr(module, "suite"):
+            walk(module.suite())
     return names
 
 
@@ -106,11 +132,12 @@ def pytest_configure(config: pytest.Config) -> None:
     config.stash[_OUTCOMES] = {}
 
 
-_OUTCOMES = pytest.StashKey[dict[str, str]]()
+_OUTCOMES = pytest.StashKey[dict[str, tuple[str, str]]]()
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    light = light_suite()
+    light = light_suite({item.module for item in items
+                         if getattr(item, "module", None) is not None})
     against_pytables = config.getoption("--against-pytables")
     broken = {} if against_pytables else read_list(BROKEN_ON_PYTABLES)
     expected = {} if against_pytables else read_list(EXPECTED_FAILURES)
@@ -137,8 +164,17 @@ def pytest_runtest_logreport(report: pytest.TestReport) -> None:
         outcome = "xfailed" if hasattr(report, "wasxfail") and report.skipped else report.outcome
         if report.when != "call" and report.outcome == "failed":
             outcome = "error"
-        if outcomes.get(key) in (None, "passed"):
-            outcomes[key] = outcome
+        if outcomes.get(key, ("passed",))[0] == "passed":
+            outcomes[key] = (outcome, _crash_line(report))
+
+
+def _crash_line(report: pytest.TestReport) -> str:
+    """The first line of what went wrong (``ExcType: message``), or ``""``."""
+    if report.outcome == "passed":
+        return ""
+    crash = getattr(report.longrepr, "reprcrash", None)
+    text = crash.message if crash is not None else str(report.longrepr)
+    return text.strip().splitlines()[0][:300] if text.strip() else ""
 
 
 _config: pytest.Config | None = None
