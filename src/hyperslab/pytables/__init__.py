@@ -68,6 +68,7 @@ from hyperslab.pytables.exceptions import (
     UndoRedoWarning,
 )
 from hyperslab.pytables.flavor import restrict_flavors
+from hyperslab.pytables.path import check_name_validity  # noqa: F401 - as PyTables' package
 from hyperslab.pytables.table import Cols, Column, Table
 from hyperslab.pytables.utilsextension import (
     blosc2_compcode_to_compname_ as blosc2_compcode_to_compname,
