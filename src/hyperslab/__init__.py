@@ -23,9 +23,12 @@ from hyperslab.errors import (
     ClosedFileError,
     ClosedNodeError,
     DataTypeWarning,
+    ExperimentalFeatureWarning,
     FileModeError,
     FilterNotAvailableError,
     FiltersError,
+    FiltersWarning,
+    FlavorError,
     FlavorWarning,
     HDF5ExtError,
     NaturalNameWarning,
@@ -38,6 +41,7 @@ from hyperslab.errors import (
     PerformanceWarning,
     UnclosedFileWarning,
     UndoRedoError,
+    UndoRedoWarning,
     UnflushedRowsWarning,
 )
 from hyperslab.nodes.atoms.atom import (
@@ -57,15 +61,18 @@ from hyperslab.nodes.atoms.atom import (
     Int32Atom,
     Int64Atom,
     IntAtom,
+    ReferenceAtom,
     StringAtom,
     Time32Atom,
     Time64Atom,
+    TimeAtom,
     UInt8Atom,
     UInt16Atom,
     UInt32Atom,
     UInt64Atom,
     UIntAtom,
 )
+from hyperslab.nodes.atoms.atomargs import split_type
 from hyperslab.nodes.atoms.cols import (
     BoolCol,
     Col,
@@ -94,12 +101,21 @@ from hyperslab.nodes.atoms.cols import (
     UInt64Col,
     UIntCol,
 )
-from hyperslab.nodes.atoms.description import Description, IsDescription
+from hyperslab.nodes.atoms.description import (
+    Description,
+    IsDescription,
+    descr_from_dtype,
+    dtype_from_descr,
+)
+from hyperslab.nodes.atoms.pseudoatom import ObjectAtom, PseudoAtom, VLStringAtom, VLUnicodeAtom
 from hyperslab.nodes.files.file import File, open_file
 from hyperslab.nodes.files.link import ExternalLink, Link, SoftLink, Unknown
 from hyperslab.nodes.leaves.array import Array, CArray, EArray, UnImplemented
 from hyperslab.nodes.leaves.directchunk import ChunkInfo
+from hyperslab.nodes.leaves.flavor import restrict_flavors
 from hyperslab.nodes.leaves.leaf import Leaf
+from hyperslab.nodes.tables.columns import Cols, Column
+from hyperslab.nodes.tables.table import Table
 from hyperslab.nodes.tree.attributeset import AttributeSet
 from hyperslab.nodes.tree.group import Group, RootGroup
 from hyperslab.nodes.tree.node import Node
@@ -130,6 +146,13 @@ __all__ += [  # table descriptions
     "Description", "EnumCol", "Float16Col", "Float32Col", "Float64Col", "FloatCol", "Int8Col",
     "Int16Col", "Int32Col", "Int64Col", "IntCol", "IsDescription", "StringCol", "Time32Col",
     "Time64Col", "TimeCol", "UInt8Col", "UInt16Col", "UInt32Col", "UInt64Col", "UIntCol",
+]
+
+__all__ += [  # more of PyTables' top-level names
+    "Cols", "Column", "ExperimentalFeatureWarning", "FiltersWarning", "FlavorError",
+    "ObjectAtom", "PseudoAtom", "ReferenceAtom", "Table", "TimeAtom", "UndoRedoWarning",
+    "VLStringAtom", "VLUnicodeAtom", "descr_from_dtype", "dtype_from_descr",
+    "restrict_flavors", "split_type",
 ]
 
 __all__ += ["Expr"]  # loaded on first use, see __getattr__

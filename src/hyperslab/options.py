@@ -29,6 +29,13 @@ class FileOptions:
     expected_rows_earray: int = 1000
     expected_rows_table: int = 10000
     track_times: bool = True
+    allow_padding: bool = True
+    max_blosc_threads: int | None = 1
+    driver: str | None = None
+    user_block_size: int = 0
+    others: tuple[tuple[str, Any], ...] = ()
+    """PyTables' other parameters given (upper-case name, value), accepted and kept for
+    ``File.params`` only."""
 
     @classmethod
     def from_defaults(
@@ -49,17 +56,69 @@ class FileOptions:
         TypeError
             If an override names no known option.
         """
-        known = {f.name for f in dataclasses.fields(cls)}
+        known = {f.name for f in dataclasses.fields(cls)} - {"others"}
+        accepted = known | {name.lower() for name in defaults
+                            if name.isupper() and not name.startswith("_")}
         values: dict[str, Any] = {}
         for name, value in defaults.items():
-            if name.lower() in known and name.isupper():
+            if name.isupper() and not name.startswith("_"):
                 values[name.lower()] = value
         for name, value in overrides.items():
             key = name.lower()
-            if key not in known:
+            if key not in accepted:
                 raise TypeError(
                     f"open_file() got an unknown parameter {name!r}; "
-                    f"known parameters: {', '.join(sorted(k.upper() for k in known))}"
+                    f"known parameters: {', '.join(sorted(k.upper() for k in accepted))}"
                 )
             values[key] = value
-        return cls(**values)
+        others = tuple(sorted((key.upper(), values.pop(key)) for key in list(values)
+                              if key not in known))
+        _check_unsupported(values)
+        return cls(**values, others=others)
+
+    def as_dict(self) -> dict[str, Any]:
+        """Every setting by PyTables' upper-case name (PyTables' ``File.params``)."""
+        params = {f.name.upper(): getattr(self, f.name) for f in dataclasses.fields(self)
+                  if f.name != "others"}
+        params.update(self.others)
+        return params
+
+    def __getitem__(self, name: str) -> Any:
+        """A setting by PyTables' upper-case name, as ``File.params[name]`` in PyTables.
+
+        Raises
+        ------
+        KeyError
+            If no setting has that name.
+        """
+        return self.as_dict()[name]
+
+    def __contains__(self, name: object) -> bool:
+        return name in self.as_dict()
+
+    def keys(self) -> list[str]:
+        """The upper-case names of the settings."""
+        return list(self.as_dict())
+
+    def get(self, name: str, default: Any = None) -> Any:
+        """A setting by upper-case name, or ``default``."""
+        return self.as_dict().get(name, default)
+
+
+def _check_unsupported(values: Mapping[str, Any]) -> None:
+    """Refuse the settings PyTables has and hyperslab cannot honour.
+
+    Raises
+    ------
+    NotImplementedError
+        For a driver other than HDF5's default, or a user block.
+    """
+    driver = values.get("driver")
+    if driver not in (None, "H5FD_SEC2"):
+        raise NotImplementedError(
+            f"the HDF5 driver {driver!r} is not supported by hyperslab (only the default "
+            f"driver, H5FD_SEC2)")
+    if values.get("user_block_size", 0):
+        raise NotImplementedError(
+            f"user blocks (USER_BLOCK_SIZE={values['user_block_size']!r}) are not supported "
+            f"by hyperslab")

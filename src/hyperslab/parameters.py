@@ -8,6 +8,8 @@ The values are read once, when a file is opened, into a frozen
 
 from __future__ import annotations
 
+import os
+
 NODE_CACHE_SLOTS: int = 32
 """Node LRU cache size: N>0 keeps N nodes, N<0 keeps all and warns past -N, 0 disables."""
 
@@ -46,3 +48,107 @@ EXPECTED_ROWS_TABLE: int = 10000
 
 TRACK_TIMES: bool = True
 """Record creation/modification times in object headers (HDF5's and PyTables' default)."""
+
+ALLOW_PADDING: bool = True
+"""Keep the offsets (padding) of table rows described by an aligned NumPy dtype; False
+packs the fields."""
+
+MAX_BLOSC_THREADS: int | None = 1
+"""PyTables' Blosc thread count, set when a file opens (None: the cores).  Recorded for
+``set_blosc_max_threads``; hyperslab decodes Blosc and Blosc2 chunks one thread each, in
+parallel over chunks, whatever this says."""
+
+MAX_NUMEXPR_THREADS: int | None = int(os.environ.get("NUMEXPR_MAX_THREADS", 4))
+"""PyTables' numexpr thread count (None: the cores); accepted, not used: hyperslab leaves
+numexpr's own setting alone."""
+
+# PyTables' settings below are accepted (here and by open_file) with PyTables' values and
+# kept in ``File.params``; hyperslab's own caches, index layout and drivers do not use them.
+
+BOUNDS_MAX_SIZE: int = 1024 * 1024
+"""PyTables' index bounds cache size (bytes); not used."""
+
+BOUNDS_MAX_SLOTS: int = 4 * 1024
+"""PyTables' index bounds cache slots; not used."""
+
+ITERSEQ_MAX_ELEMENTS: int = 1024
+"""PyTables' cache of query row sequences, elements per sequence; not used."""
+
+ITERSEQ_MAX_SIZE: int = 1024 * 1024
+"""PyTables' cache of query row sequences, bytes; not used."""
+
+ITERSEQ_MAX_SLOTS: int = 128
+"""PyTables' cache of query row sequences, slots; not used."""
+
+LIMBOUNDS_MAX_SIZE: int = 256 * 1024
+"""PyTables' index limits cache size (bytes); not used."""
+
+LIMBOUNDS_MAX_SLOTS: int = 128
+"""PyTables' index limits cache slots; not used."""
+
+TABLE_MAX_SIZE: int = 1024 * 1024
+"""PyTables' table chunk cache for index searches (bytes); not used."""
+
+SORTED_MAX_SIZE: int = 1024 * 1024
+"""PyTables' cache of sorted index chunks (bytes); not used."""
+
+SORTEDLR_MAX_SIZE: int = 8 * 1024 * 1024
+"""PyTables' cache of the last sorted index row (bytes); not used."""
+
+SORTEDLR_MAX_SLOTS: int = 1024
+"""PyTables' cache of the last sorted index row, slots; not used."""
+
+DISABLE_EVERY_CYCLES: int = 10
+"""PyTables' cache auto-disabling period; not used."""
+
+ENABLE_EVERY_CYCLES: int = 50
+"""PyTables' cache auto-enabling period; not used."""
+
+LOWEST_HIT_RATIO: float = 0.6
+"""PyTables' cache hit ratio below which a cache is disabled; not used."""
+
+MAX_COLUMNS: int = 512
+"""PyTables' column count past which a table warns; accepted, not read."""
+
+MAX_UNDO_PATH_LENGTH: int = 10 * 1024
+"""PyTables' longest path the undo log records; not used (no undo log)."""
+
+COND_CACHE_SLOTS: int = 128
+"""PyTables' cache of compiled query conditions, slots; not used."""
+
+BUFFER_TIMES: int = 100
+"""I/O buffers one index slice may take at most; accepted, not read (index sizes use
+PyTables' default, 100)."""
+
+EXPECTED_ROWS_VLARRAY: int = 1000
+"""Default ``expectedrows`` of a VLArray."""
+
+USER_BLOCK_SIZE: int = 0
+"""PyTables' user block of new files (bytes); only 0 is supported."""
+
+DRIVER: str | None = None
+"""PyTables' HDF5 driver; only None (HDF5's default, sec2) is supported."""
+
+DRIVER_DIRECT_ALIGNMENT: int = 0
+"""PyTables' H5FD_DIRECT setting; not used (driver not supported)."""
+
+DRIVER_DIRECT_BLOCK_SIZE: int = 0
+"""PyTables' H5FD_DIRECT setting; not used (driver not supported)."""
+
+DRIVER_DIRECT_CBUF_SIZE: int = 0
+"""PyTables' H5FD_DIRECT setting; not used (driver not supported)."""
+
+DRIVER_CORE_INCREMENT: int = 64 * 1024
+"""PyTables' H5FD_CORE setting; not used (driver not supported)."""
+
+DRIVER_CORE_BACKING_STORE: int = 1
+"""PyTables' H5FD_CORE setting; not used (driver not supported)."""
+
+DRIVER_CORE_IMAGE: bytes | None = None
+"""PyTables' H5FD_CORE setting; not used (driver not supported)."""
+
+DRIVER_SPLIT_META_EXT: str = "-m.h5"
+"""PyTables' H5FD_SPLIT setting; not used (driver not supported)."""
+
+DRIVER_SPLIT_RAW_EXT: str = "-r.h5"
+"""PyTables' H5FD_SPLIT setting; not used (driver not supported)."""

@@ -12,6 +12,7 @@ from __future__ import annotations
 import dataclasses
 import math
 import operator
+import warnings
 from typing import Any
 
 import numpy as np
@@ -256,3 +257,39 @@ def _without_new_axes(plan: SelectionPlan) -> Shape:
     if plan.take is not None:
         shape[plan.take[0]] = plan.take[1].shape[0]
     return tuple(shape)
+
+
+def is_idx(index: object) -> bool:
+    """Whether ``index`` can be used as one integer index (PyTables' ``utils.is_idx``):
+    an int, a NumPy integer, an object with ``__index__`` that is not an array of one or
+    more dimensions, or a 0-d integer array.  A bool passes with a DeprecationWarning."""
+    if type(index) is int:
+        return True
+    if hasattr(index, "__index__"):
+        if getattr(index, "shape", ()) != ():
+            return False
+        try:
+            operator.index(index)
+        except TypeError:
+            return False
+        if isinstance(index, bool):
+            warnings.warn("using a boolean instead of an integer will result in an error in "
+                          "the future", DeprecationWarning, stacklevel=2)
+        return True
+    if isinstance(index, np.integer):
+        return True
+    return isinstance(index, np.ndarray) and index.shape == () and index.dtype.kind == "i"
+
+
+def idx2long(index: Any) -> int:
+    """``index`` as a Python int (PyTables' ``utils.idx2long``).
+
+    Raises
+    ------
+    TypeError
+        If it cannot be converted.
+    """
+    try:
+        return int(index.item()) if hasattr(index, "item") else int(index)
+    except Exception as exc:
+        raise TypeError("not an integer type.") from exc

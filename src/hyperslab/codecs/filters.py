@@ -443,4 +443,30 @@ __all__ = [
     "FOREIGN_COMPLIBS",
     "UNAVAILABLE_COMPLIBS",
     "Filters",
+    "set_max_threads",
 ]
+
+
+_MAX_THREADS: dict[str, int] = {"blosc": 1, "blosc2": 1}
+# PyTables' per-process Blosc thread settings (its ``set_blosc_max_threads``), recorded only:
+# hyperslab decodes each chunk in one thread and runs chunks in parallel instead.
+
+
+def set_max_threads(library: str, nthreads: int) -> int:
+    """Record ``nthreads`` as the thread setting of ``library`` (``'blosc'`` or
+    ``'blosc2'``) and return the previous one (PyTables' ``set_blosc_max_threads``, which
+    opening a file resets to ``MAX_BLOSC_THREADS``).
+
+    The setting is not used: hyperslab compresses and decompresses Blosc and Blosc2 chunks
+    one thread each, and many chunks at once on its own thread pool.
+
+    Raises
+    ------
+    ValueError
+        If ``library`` is not one of the two.
+    """
+    if library not in _MAX_THREADS:
+        raise ValueError(f"no thread setting for library {library!r}")
+    previous = _MAX_THREADS[library]
+    _MAX_THREADS[library] = int(nthreads)
+    return previous

@@ -1,9 +1,12 @@
-"""PyTables' ``tables.utilsextension``: library versions and compressor lists."""
+"""PyTables' ``tables.utilsextension``: library versions, compressors, file checks."""
 
 from __future__ import annotations
 
-from hyperslab.codecs.filters import ALL_COMPLIBS
+import os
+
+from hyperslab.codecs.filters import ALL_COMPLIBS, set_max_threads
 from hyperslab.pytables.versions import PYTABLES_API_VERSION
+from hyperslab.storage import libraries
 from hyperslab.storage.libraries import library_versions
 
 SUPPORTED_LIBRARIES = ("hdf5", "zlib", "lzo", "bzip2", "blosc", "blosc2")
@@ -49,3 +52,51 @@ def blosc_compressor_list() -> list[str]:
 def blosc2_compressor_list() -> list[str]:
     """The compressors of the Blosc2 filter."""
     return _compressors("blosc2")
+
+
+def is_hdf5_file(filename: str | os.PathLike[str]) -> bool:
+    """Whether ``filename`` is an HDF5 file.
+
+    Raises
+    ------
+    OSError
+        If it does not exist or cannot be read.
+    """
+    return libraries.is_hdf5_file(filename)
+
+
+def is_pytables_file(filename: str | os.PathLike[str]) -> str | None:
+    """The PyTables format version of ``filename`` (``'2.1'``...), or None if it is no
+    PyTables file.
+
+    Raises
+    ------
+    OSError
+        If it does not exist or cannot be read.
+    """
+    return libraries.pytables_format_version(filename)
+
+
+def set_blosc_max_threads(nthreads: int) -> int:
+    """Set PyTables' Blosc thread count; return the previous one.
+
+    hyperslab records it only: it runs one thread per chunk, many chunks at once.
+    """
+    return set_max_threads("blosc", nthreads)
+
+
+def set_blosc2_max_threads(nthreads: int) -> int:
+    """Set PyTables' Blosc2 thread count; return the previous one (recorded only, as
+    :func:`set_blosc_max_threads`)."""
+    return set_max_threads("blosc2", nthreads)
+
+
+def silence_hdf5_messages(silence: bool = True) -> None:
+    """Accepted for PyTables code; does nothing: h5py keeps HDF5's own error printing off
+    and raises its errors as Python exceptions, silenced or not."""
+
+
+blosc_compcode_to_compname_ = libraries.blosc_compcode_to_compname
+blosc2_compcode_to_compname_ = libraries.blosc_compcode_to_compname
+blosc_get_complib_info_ = libraries.blosc_complib_info
+blosc2_get_complib_info_ = libraries.blosc2_complib_info

@@ -9,6 +9,7 @@ from __future__ import annotations
 import inspect
 import operator
 import re
+import sys
 from collections.abc import Sequence
 from typing import Any, TypeAlias
 
@@ -125,4 +126,19 @@ def init_arg_names(cls: type) -> tuple[str, ...]:
     return names
 
 
-__all__ = ["SctypeLike", "ShapeLike", "init_arg_names", "split_type"]
+BYTEORDERS: dict[str, str] = {
+    ">": "big", "<": "little", "=": sys.byteorder, "|": "irrelevant"}
+"""NumPy byte order character -> PyTables' byte order name (``tables.utils.byteorders``)."""
+
+
+def correct_byteorder(ptype: str, byteorder: str) -> str:
+    """``'irrelevant'`` for PyTables types of one byte or none (strings, bools, 8-bit
+    integers, objects), ``byteorder`` for the others (PyTables' ``utils.correct_byteorder``).
+    """
+    if ptype in ("string", "bool", "int8", "uint8", "object"):
+        return "irrelevant"
+    return byteorder
+
+
+__all__ = ["BYTEORDERS", "SctypeLike", "ShapeLike", "correct_byteorder", "init_arg_names",
+           "split_type"]

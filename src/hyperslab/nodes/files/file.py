@@ -18,7 +18,7 @@ from typing import Any
 
 from hyperslab import parameters
 from hyperslab.chunked.engine import default_workers
-from hyperslab.codecs.filters import Filters
+from hyperslab.codecs.filters import Filters, set_max_threads
 from hyperslab.errors import ClosedFileError, FileModeError, HDF5ExtError, NoSuchNodeError
 from hyperslab.nodes.files import openfiles
 from hyperslab.nodes.files.creation import NodeCreation
@@ -103,6 +103,8 @@ class File(NodeLookup, NodeCreation, TreeEditing, TreeWalking, FileAttrsCompat):
         if node_cache_slots is not None:
             overrides["node_cache_slots"] = node_cache_slots
         self._options = FileOptions.from_defaults(vars(parameters), overrides)
+        for library in ("blosc", "blosc2"):  # as PyTables: opening resets the setting
+            set_max_threads(library, self._options.max_blosc_threads or default_workers())
         self.filename = os.fspath(filename)
         self.mode = mode
         self.root_uep = normalize_path(root_uep)
@@ -199,7 +201,9 @@ class File(NodeLookup, NodeCreation, TreeEditing, TreeWalking, FileAttrsCompat):
 
     @property
     def params(self) -> FileOptions:
-        """The frozen settings of this file."""
+        """The frozen settings of this file: attributes by lower-case name, or PyTables'
+        upper-case names by subscription (``f.params["IO_BUFFER_SIZE"]``, as PyTables'
+        ``File.params`` dict)."""
         return self._options
 
     def _executor(self) -> ThreadPoolExecutor:

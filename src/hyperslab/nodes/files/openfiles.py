@@ -21,9 +21,11 @@ import os
 import threading
 import weakref
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
-__all__ = ["OPEN_POLICY", "OpenFiles", "check_and_register", "open_files", "unregister"]
+__all__ = ["OPEN_POLICY", "OpenFiles", "check_and_register", "check_file_access", "open_files",
+           "unregister"]
 
 OPEN_POLICY = "default"
 """PyTables' name for the rules above (its ``FILE_OPEN_POLICY``): ``"default"``, not
@@ -132,3 +134,41 @@ class OpenFiles:
 
 open_files = OpenFiles()
 """The registry of open files (PyTables' ``tables.file._open_files``)."""
+
+
+def check_file_access(filename: str | os.PathLike[str], mode: str = "r") -> None:
+    """Check that ``filename`` can be opened in ``mode`` ('r', 'r+', 'a' or 'w'), changing
+    nothing (PyTables' ``utils.check_file_access``).
+
+    Raises
+    ------
+    FileNotFoundError, IsADirectoryError, NotADirectoryError, PermissionError
+        Saying why the file cannot be opened so (all ``OSError``).
+    ValueError
+        If ``mode`` is not one of the four.
+    """
+    path = Path(filename).resolve()
+    if mode == "r":
+        if not os.access(path, os.F_OK):
+            raise FileNotFoundError(f"``{path}`` does not exist")
+        if not path.is_file():
+            raise IsADirectoryError(f"``{path}`` is not a regular file")
+        if not os.access(path, os.R_OK):
+            raise PermissionError(f"file ``{path}`` exists but it can not be read")
+    elif mode == "r+":
+        check_file_access(path, "r")
+        if not os.access(path, os.W_OK):
+            raise PermissionError(f"file ``{path}`` exists but it can not be written")
+    elif mode in ("w", "a"):
+        if os.access(path, os.F_OK):
+            check_file_access(path, "r+")  # replaced or appended to: read and written
+            return
+        if not os.access(path.parent, os.F_OK):
+            raise FileNotFoundError(f"``{path.parent}`` does not exist")
+        if not path.parent.is_dir():
+            raise NotADirectoryError(f"``{path.parent}`` is not a directory")
+        if not os.access(path.parent, os.W_OK):
+            raise PermissionError(
+                f"directory ``{path.parent}`` exists but it can not be written")
+    else:
+        raise ValueError(f"invalid mode: {mode!r}")

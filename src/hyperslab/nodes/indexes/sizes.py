@@ -64,7 +64,9 @@ def compute_slicesize(expectedrows: int, memlevel: int = 4) -> int:
     return min(slicesize, 2**30)
 
 
-def _compute_blocksize(expectedrows: int, compoundsize: int, lowercompoundsize: int) -> int:
+def compute_blocksize(expectedrows: int, compoundsize: int, lowercompoundsize: int) -> int:
+    """Size of a (super)block of ``compoundsize`` units made of ``lowercompoundsize`` ones,
+    for ``expectedrows`` (PyTables' ``idxutils.computeblocksize``)."""
     nlowerblocks = min(expectedrows // lowercompoundsize + 1, 2**20)
     size = lowercompoundsize * nlowerblocks
     return (size // compoundsize + 1) * compoundsize
@@ -119,13 +121,40 @@ def calc_blocksizes(expectedrows: int, optlevel: int, indsize: int, itemsize: in
     >>> calc_blocksizes(300_000, 3, 1, 8)
     (720896, 360448, 360448, 2048)
     """
+    return calc_chunksize(expectedrows, optlevel, indsize,
+                          max_slice_bytes=(itemsize, BUFFER_TIMES * io_buffer_size))
+
+
+def calc_chunksize(expectedrows: int, optlevel: int = 6, indsize: int = 4, memlevel: int = 4,
+                   max_slice_bytes: tuple[int, int] | None = None
+                   ) -> tuple[int, int, int, int]:
+    """``(superblocksize, blocksize, slicesize, chunksize)``: PyTables'
+    ``idxutils.calc_chunksize``.
+
+    Parameters
+    ----------
+    expectedrows, optlevel, indsize
+        As :func:`calc_blocksizes`.
+    memlevel : int
+        PyTables' memory level (slices grow with its square).
+    max_slice_bytes : (int, int), optional
+        ``(itemsize, bytes)``: slices of ``itemsize`` values are halved until they take no
+        more than ``bytes`` (PyTables does this when given an index node); none by default.
+
+    Examples
+    --------
+    >>> calc_chunksize(1000, memlevel=1)
+    (16384, 8192, 8192, 1024)
+    """
     chunksize = compute_chunksize(expectedrows)
-    slicesize = compute_slicesize(expectedrows)
-    while slicesize * itemsize > BUFFER_TIMES * io_buffer_size:
-        slicesize //= 2
+    slicesize = compute_slicesize(expectedrows, memlevel)
+    if max_slice_bytes is not None:
+        itemsize, limit = max_slice_bytes
+        while slicesize * itemsize > limit:
+            slicesize //= 2
     chunksize, slicesize = _correct_for_optlevel(indsize, optlevel, chunksize, slicesize)
-    blocksize = _compute_blocksize(expectedrows, slicesize, chunksize)
-    superblocksize = _compute_blocksize(expectedrows, blocksize, slicesize)
+    blocksize = compute_blocksize(expectedrows, slicesize, chunksize)
+    superblocksize = compute_blocksize(expectedrows, blocksize, slicesize)
     return superblocksize, blocksize, slicesize, chunksize
 
 
@@ -219,6 +248,8 @@ __all__ = [
     "Geometry",
     "bucket_rows",
     "calc_blocksizes",
+    "calc_chunksize",
+    "compute_blocksize",
     "compute_chunksize",
     "compute_slicesize",
     "reduction_level",

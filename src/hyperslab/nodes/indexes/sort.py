@@ -412,10 +412,35 @@ def _repiece(pieces: Iterator[Piece], piece_rows: int) -> Iterator[Piece]:
         yield np.concatenate(held_values), np.concatenate(held_rows)
 
 
+def keysort(keys: AnyArray, values: AnyArray) -> None:
+    """Sort ``keys`` in place, and reorder ``values`` (same length) in place with them
+    (PyTables' ``indexesextension.keysort``).  Equal keys keep the order NumPy's default
+    ``argsort`` gives them.
+
+    Raises
+    ------
+    ValueError
+        If the arrays differ in length or are not one-dimensional.
+
+    Examples
+    --------
+    >>> keys, values = np.array([3, 1, 2]), np.array([30, 10, 20])
+    >>> keysort(keys, values); keys.tolist(), values.tolist()
+    ([1, 2, 3], [10, 20, 30])
+    """
+    if keys.ndim != 1 or values.shape != keys.shape:
+        raise ValueError(f"keysort needs two 1-D arrays of one length, not of shapes "
+                         f"{keys.shape} and {values.shape}")
+    order = np.argsort(keys)
+    keys[...] = keys[order]
+    values[...] = values[order]
+
+
 __all__ = [
     "DEFAULT_PIECE_ROWS",
     "DEFAULT_RUN_BYTES",
     "DEFAULT_RUN_ROWS",
+    "keysort",
     "progress_total",
     "run_rows_for",
     "sorted_pieces",

@@ -60,7 +60,7 @@ def quantize(data: AnyArray, least_significant_digit: int) -> AnyArray:
     exponent = math.floor(exponent) if exponent < 0 else math.ceil(exponent)
     bits = math.ceil(math.log2(10.0 ** -exponent))
     scale = 2.0**bits
-    result: AnyArray = np.around(scale * data) / scale
+    result: AnyArray = np.around(scale * np.asarray(data)) / scale
     return result
 
 

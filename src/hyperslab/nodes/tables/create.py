@@ -29,8 +29,9 @@ if TYPE_CHECKING:
     from hyperslab.nodes.tree.owner import NodeOwner
 
 
-def as_description(description: Any) -> Description:
-    """A :class:`Description` from any input ``create_table`` accepts.
+def as_description(description: Any, ptparams: Any = None) -> Description:
+    """A :class:`Description` from any input ``create_table`` accepts (``ptparams``: the
+    file's options, whose ``allow_padding`` says whether a dtype's padding is kept).
 
     Raises
     ------
@@ -44,20 +45,21 @@ def as_description(description: Any) -> Description:
     if isinstance(description, np.dtype):
         if description.names is None:
             raise TypeError(f"a table description needs a structured dtype, not {description}")
-        return descr_from_dtype(description)[0]
+        return descr_from_dtype(description, ptparams)[0]
     if isinstance(description, type) and issubclass(description, IsDescription):
-        return Description(description.columns)
+        return Description(description.columns, ptparams=ptparams)
     if isinstance(description, IsDescription):
-        return Description(description.columns)
+        return Description(description.columns, ptparams=ptparams)
     if isinstance(description, dict):
-        return Description(description)
+        return Description(description, ptparams=ptparams)
     raise TypeError(
         f"the description of a table must be an IsDescription subclass or instance, a dict "
         f"of Cols, a NumPy structured dtype or array, or a Description; got {description!r:.80}"
     )
 
 
-def _obj_records(obj: Any, descr: Description | None) -> tuple[AnyArray, Description]:
+def _obj_records(obj: Any, descr: Description | None, ptparams: Any = None
+                 ) -> tuple[AnyArray, Description]:
     """``obj`` as a structured array, and the description (from ``obj`` if not given)."""
     if descr is None:
         array = np.asarray(obj)
@@ -66,7 +68,8 @@ def _obj_records(obj: Any, descr: Description | None) -> tuple[AnyArray, Descrip
                 f"obj must be a structured array (or convertible to one) when no description "
                 f"is given; got dtype {array.dtype}"
             )
-        return array.reshape(-1) if array.ndim == 0 else array, as_description(array.dtype)
+        return (array.reshape(-1) if array.ndim == 0 else array,
+                as_description(array.dtype, ptparams))
     dtype = descr._v_dtype
     try:
         array = np.asarray(obj, dtype=dtype) if not (
@@ -115,9 +118,10 @@ def create_table(
     records: AnyArray | None = None
     if isinstance(description, np.ndarray) and obj is None:
         obj, description = description, None
-    descr = as_description(description) if description is not None else None
+    options = file._options
+    descr = as_description(description, options) if description is not None else None
     if obj is not None:
-        records, descr = _obj_records(obj, descr)
+        records, descr = _obj_records(obj, descr, options)
     if descr is None:
         raise TypeError("create_table needs a description or an obj to take it from")
     if expectedrows is None or expectedrows < 0:

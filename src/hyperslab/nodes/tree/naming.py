@@ -63,6 +63,66 @@ def check_name(name: object) -> str:
     return name
 
 
+_NATURAL_NAMING_LOST = ("you will not be able to use natural naming to access this object; "
+                        "using ``getattr()`` will still work, though")
+
+
+def check_attribute_name(name: object) -> None:
+    """Check an attribute name as PyTables does (``tables.path.check_attribute_name``).
+
+    Names that natural naming cannot reach (not a Python identifier, or a keyword) pass
+    with a :class:`~hyperslab.errors.NaturalNameWarning`.
+
+    Raises
+    ------
+    TypeError
+        If ``name`` is not a string.
+    ValueError
+        If ``name`` is empty, ``__members__``, or starts with a prefix PyTables reserves
+        for members (``_c_``, ``_f_``, ``_g_``, ``_v_``).
+    """
+    if not isinstance(name, str):
+        raise TypeError(f"object name is not a string: {name!r}")
+    if not name:
+        raise ValueError("the empty string is not allowed as an object name")
+    if not _PYTHON_ID.match(name):
+        warnings.warn(f"object name is not a valid Python identifier: {name!r}; it does not "
+                      f"match the pattern ``{_PYTHON_ID.pattern}``; {_NATURAL_NAMING_LOST}",
+                      NaturalNameWarning, stacklevel=2)
+        return
+    if keyword.iskeyword(name):
+        warnings.warn(f"object name is a Python keyword: {name!r}; {_NATURAL_NAMING_LOST}",
+                      NaturalNameWarning, stacklevel=2)
+        return
+    if _RESERVED_PREFIX.match(name):
+        raise ValueError(f"object name starts with a reserved prefix: {name!r}; it matches "
+                         f"the pattern ``{_RESERVED_PREFIX.pattern}``")
+    if name == "__members__":
+        raise ValueError("``__members__`` is not allowed as an object name")
+
+
+def check_name_validity(name: object) -> None:
+    """Check a node name by PyTables' rules (``tables.path.check_name_validity``): those of
+    :func:`check_attribute_name`, and neither ``.`` nor ``/`` in it.
+
+    hyperslab's own :func:`check_name` is more lenient: it accepts with a warning the
+    reserved prefixes, which files of other libraries may hold.
+
+    Raises
+    ------
+    TypeError
+        If ``name`` is not a string.
+    ValueError
+        If ``name`` is not valid.
+    """
+    check_attribute_name(name)
+    assert isinstance(name, str)
+    if name == ".":
+        raise ValueError("``.`` is not allowed as an object name")
+    if "/" in name:
+        raise ValueError(f"the ``/`` character is not allowed in object names: {name!r}")
+
+
 def not_utf8(names: list[str]) -> list[str]:
     """The names listed from bytes that are not UTF-8 (a damaged file, or another
     program's): hyperslab lists them faithfully, the stray bytes as surrogate escapes
@@ -81,11 +141,31 @@ def is_hidden_path(path: str) -> bool:
     return bool(_HIDDEN_PATH.search(path)) or is_hidden_name(path.lstrip("/"))
 
 
+def is_visible_path(path: str) -> bool:
+    """Whether no component of the canonical ``path`` below the root is hidden (PyTables'
+    ``isvisiblepath``)."""
+    return _HIDDEN_PATH.search(path) is None
+
+
 def join_path(parent: str, name: str) -> str:
-    """Join a parent path and a child name (``'/'`` + ``'a'`` -> ``'/a'``)."""
-    if parent == "/":
-        return "/" + name
-    return f"{parent}/{name}"
+    """Join a canonical parent path and a name (``'/'`` + ``'a'`` -> ``'/a'``), as PyTables'
+    ``join_path``: a name may be relative (``'./a'``) or a path (``'/a/b'``, joined below
+    the parent), and a trailing ``/`` is dropped.
+
+    Examples
+    --------
+    >>> join_path("/", "a"), join_path("/a", "b"), join_path("/a", "/b/c"), join_path("/a", "/")
+    ('/a', '/a/b', '/a/b/c', '/a')
+    """
+    if name.startswith("./"):
+        name = name[2:]
+    if parent == "/" and name.startswith("/"):
+        joined = name
+    elif parent == "/" or name.startswith("/"):
+        joined = parent + name
+    else:
+        joined = f"{parent}/{name}"
+    return joined[:-1] if joined.endswith("/") else joined
 
 
 def split_path(path: str) -> tuple[str, str]:

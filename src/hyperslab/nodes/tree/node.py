@@ -208,3 +208,16 @@ class Node:
         if not self._v_isopen:
             return f"<closed {type(self).__module__}.{type(self).__name__} at 0x{id(self):x}>"
         return str(self)
+
+
+class NotLoggedMixin:
+    """Marks a node class whose operations PyTables' undo log would not record (PyTables'
+    ``tables.node.NotLoggedMixin``): list it first among the bases, as
+    ``class MyArray(NotLoggedMixin, Array)``.
+
+    hyperslab keeps no undo log, so the mark changes nothing; it is here for code that
+    defines such classes.
+    """
+
+    _c_logged = False
+    """Whether operations on nodes of the class are logged (never, here)."""
