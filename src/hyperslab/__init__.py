@@ -95,11 +95,13 @@ from hyperslab.nodes.atoms.cols import (
     UIntCol,
 )
 from hyperslab.nodes.atoms.description import Description, IsDescription
+from hyperslab.nodes.atoms.pseudoatom import ObjectAtom, VLStringAtom, VLUnicodeAtom
 from hyperslab.nodes.files.file import File, open_file
 from hyperslab.nodes.files.link import ExternalLink, Link, SoftLink, Unknown
 from hyperslab.nodes.leaves.array import Array, CArray, EArray, UnImplemented
 from hyperslab.nodes.leaves.directchunk import ChunkInfo
 from hyperslab.nodes.leaves.leaf import Leaf
+from hyperslab.nodes.leaves.vlarray import VLArray
 from hyperslab.nodes.tree.attributeset import AttributeSet
 from hyperslab.nodes.tree.group import Group, RootGroup
 from hyperslab.nodes.tree.node import Node
@@ -132,6 +134,7 @@ __all__ += [  # table descriptions
     "Time64Col", "TimeCol", "UInt8Col", "UInt16Col", "UInt32Col", "UInt64Col", "UIntCol",
 ]
 
+__all__ += ["ObjectAtom", "VLArray", "VLStringAtom", "VLUnicodeAtom"]  # ragged arrays
 __all__ += ["Expr"]  # loaded on first use, see __getattr__
 __all__ += ["install_as_tables"]
 

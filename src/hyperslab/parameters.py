@@ -44,5 +44,8 @@ EXPECTED_ROWS_EARRAY: int = 1000
 EXPECTED_ROWS_TABLE: int = 10000
 """Default ``expectedrows`` of a Table."""
 
+EXPECTED_ROWS_VLARRAY: int = 1000
+"""Default ``expectedrows`` of a VLArray."""
+
 TRACK_TIMES: bool = True
 """Record creation/modification times in object headers (HDF5's and PyTables' default)."""
