@@ -11,6 +11,13 @@ call, and hands them to ``H5Dwrite`` with the file's own vlen type as the memory
 conversion takes place, so every element type works (h5py's vlen conversion refuses array
 and time elements), and the bytes written are the rows' bytes in the file's byte order.
 
+One convention is PyTables' and not HDF5's: PyTables gives HDF5 the file's own array
+type as the memory type of shaped atoms, so their bytes are stored unconverted, in the
+writing machine's order, even under a type that declares the other order
+(``byteorder='big'`` on a little-endian machine).  PyTables reads them back the same way;
+so does this module (:func:`element_dtype` gives shaped elements the native order), and
+PyTables and hyperslab read each other's such files alike (h5py reads the declared order).
+
 Reading goes through h5py's vlen conversion (rows become 1-D NumPy arrays it owns).  h5py
 copies the file's bytes and labels numbers with the native byte order whatever the file's:
 rows are reinterpreted with the element's file dtype (:func:`element_dtype`), which is
@@ -115,10 +122,16 @@ def element_class(dataset: Dataset) -> str:
 
 
 def element_order(dataset: Dataset) -> str | None:
-    """Byte order of the innermost element type: 'little', 'big', or None if it has none."""
+    """Byte order of the innermost element type: 'little', 'big', or None if it has none
+    (one-byte types, strings)."""
     htype = _innermost(_super_type(dataset))
     if htype.get_class() == h5t.ENUM:
         htype = htype.get_super()
+    elif htype.get_class() == h5t.COMPOUND:  # complex numbers: their parts' order
+        assert isinstance(htype, h5t.TypeCompoundID)
+        htype = htype.get_member_type(0)
+    if htype.get_size() == 1:
+        return None
     try:
         order = htype.get_order()
     except (AttributeError, ValueError, RuntimeError):
@@ -130,9 +143,10 @@ def element_order(dataset: Dataset) -> str | None:
 
 
 def element_dtype(dataset: Dataset) -> np.dtype[Any]:
-    """The dtype of one atom of a row, in the file's byte order.
+    """The dtype of one atom of a row, in the order its bytes are stored.
 
-    Shaped atoms give a subarray dtype, enums h5py's enum metadata, bitfields ``uint8``
+    That is the file type's order, but for shaped atoms the native one (see the module
+    docstring).  Shaped atoms give a subarray dtype, enums h5py's enum metadata, bitfields ``uint8``
     and times ``int32``/``float64`` (their layouts).
 
     Raises
@@ -151,10 +165,15 @@ def element_dtype(dataset: Dataset) -> np.dtype[Any]:
             return np.dtype((base, tuple(htype.get_array_dims())))
         return base
     try:
-        return np.dtype(htype.dtype)
+        dtype = np.dtype(htype.dtype)
     except (TypeError, ValueError) as exc:
         raise TypeError(f"dataset {dataset.name!r} has elements of no NumPy type: {exc}") \
             from exc
+    if dtype.subdtype is not None and dtype.subdtype[0].byteorder in "<>":
+        # PyTables hands HDF5 the file's array type as the memory type of shaped atoms:
+        # their bytes are stored in the writer's (native) order whatever the type says.
+        return np.dtype((dtype.subdtype[0].newbyteorder("="), dtype.subdtype[1]))
+    return dtype
 
 
 def read_rows(dataset: Dataset, start: int, count: int, step: int = 1) -> list[AnyArray]:
