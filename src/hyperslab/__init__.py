@@ -114,6 +114,7 @@ from hyperslab.nodes.leaves.array import Array, CArray, EArray, UnImplemented
 from hyperslab.nodes.leaves.directchunk import ChunkInfo
 from hyperslab.nodes.leaves.flavor import restrict_flavors
 from hyperslab.nodes.leaves.leaf import Leaf
+from hyperslab.nodes.leaves.vlarray import VLArray
 from hyperslab.nodes.tables.columns import Cols, Column
 from hyperslab.nodes.tables.table import Table
 from hyperslab.nodes.tree.attributeset import AttributeSet
@@ -151,7 +152,7 @@ __all__ += [  # table descriptions
 __all__ += [  # more of PyTables' top-level names
     "Cols", "Column", "ExperimentalFeatureWarning", "FiltersWarning", "FlavorError",
     "ObjectAtom", "PseudoAtom", "ReferenceAtom", "Table", "TimeAtom", "UndoRedoWarning",
-    "VLStringAtom", "VLUnicodeAtom", "descr_from_dtype", "dtype_from_descr",
+    "VLArray", "VLStringAtom", "VLUnicodeAtom", "descr_from_dtype", "dtype_from_descr",
     "restrict_flavors", "split_type",
 ]
 

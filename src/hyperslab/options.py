@@ -28,6 +28,7 @@ class FileOptions:
     pytables_sys_attrs: bool = True
     expected_rows_earray: int = 1000
     expected_rows_table: int = 10000
+    expected_rows_vlarray: int = 1000
     track_times: bool = True
     allow_padding: bool = True
     max_blosc_threads: int | None = 1

@@ -46,6 +46,9 @@ EXPECTED_ROWS_EARRAY: int = 1000
 EXPECTED_ROWS_TABLE: int = 10000
 """Default ``expectedrows`` of a Table."""
 
+EXPECTED_ROWS_VLARRAY: int = 1000
+"""Default ``expectedrows`` of a VLArray."""
+
 TRACK_TIMES: bool = True
 """Record creation/modification times in object headers (HDF5's and PyTables' default)."""
 
@@ -119,9 +122,6 @@ COND_CACHE_SLOTS: int = 128
 BUFFER_TIMES: int = 100
 """I/O buffers one index slice may take at most; accepted, not read (index sizes use
 PyTables' default, 100)."""
-
-EXPECTED_ROWS_VLARRAY: int = 1000
-"""Default ``expectedrows`` of a VLArray."""
 
 USER_BLOCK_SIZE: int = 0
 """PyTables' user block of new files (bytes); only 0 is supported."""

@@ -21,10 +21,12 @@ def which_lib_version(name: str) -> tuple[object, str, str | None] | None:
     ValueError
         If ``name`` is not one of :data:`SUPPORTED_LIBRARIES`, with PyTables' message.
     """
-    if name not in SUPPORTED_LIBRARIES:
+    # As PyTables: any name starting with "blosc2" or "blosc" (``"blosc:lz4"``) names them.
+    library = next((lib for lib in ("blosc2", "blosc") if name.startswith(lib)), name)
+    if library not in SUPPORTED_LIBRARIES:
         raise ValueError(f"asked version of unsupported library ``{name}``; supported "
                          f"library names are ``{SUPPORTED_LIBRARIES}``")
-    version = library_versions().get(name)
+    version = library_versions().get(library)
     if version is None:
         return None
     return (version, version, None)

@@ -22,6 +22,8 @@ modules import one another without cycles:
   and raw-layout I/O of compound (table) records; :mod:`~hyperslab.storage.extent` checks
   selections against what HDF5 can address; :mod:`~hyperslab.storage.vectors` reads 1-D
   datasets by ranges with the fewest HDF5 calls;
+  :mod:`~hyperslab.storage.vlen` creates, reads and writes variable-length datasets
+  (PyTables' VLArrays);
 * raw chunks: :mod:`~hyperslab.storage.chunkindex` lists where every chunk is stored;
   :mod:`~hyperslab.storage.rawchunks` keeps that index never stale and reads and writes
   single chunks past the filter pipeline, with the closures of

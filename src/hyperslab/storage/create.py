@@ -68,6 +68,7 @@ def create_dataset(
     pipeline: Sequence[tuple[int, int, tuple[int, ...]]] = (),
     fillvalue: Any = None,
     track_times: bool = True,
+    htype: h5t.TypeID | None = None,
 ) -> Dataset:
     """Create a dataset and return it wrapped.
 
@@ -92,6 +93,9 @@ def create_dataset(
         ``H5D_FILL_TIME_ALLOC`` (zeros written when chunks are allocated), as in PyTables.
     track_times : bool
         Whether HDF5 records times in the object header.
+    htype : h5py.h5t.TypeID, optional
+        The file type, when ``dtype`` cannot say it (variable-length types); ``dtype`` is
+        then used for nothing else.
 
     Raises
     ------
@@ -126,7 +130,7 @@ def create_dataset(
         dsid = h5d.create(
             gid,
             name.encode("utf-8", "surrogateescape"),
-            _file_type(np.dtype(dtype)),
+            _file_type(np.dtype(dtype)) if htype is None else htype,
             _space(shape, maxshape),
             dcpl=dcpl,
         )

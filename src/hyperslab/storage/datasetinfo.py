@@ -116,7 +116,12 @@ class DatasetInfo:
     def _init_plain(self, ftype: h5t.TypeID) -> None:
         inner = _innermost(ftype)
         self._bitfield_bool = inner.get_class() == h5t.BITFIELD and inner.get_size() == 1
-        dtype = np.dtype(self._dset.dtype)
+        try:
+            dtype = np.dtype(self._dset.dtype)
+        except TypeError:
+            if ftype.get_class() != h5t.VLEN:
+                raise
+            dtype = np.dtype(object)  # a vlen of H5T_TIME: see storage/vlen.py
         # h5py's bools are an int8 enum {FALSE, TRUE}: PyTables reads them as int8 (EnumAtom)
         self._enum_bool = inner.get_class() == h5t.ENUM and dtype.base.kind == "b"
         if self._bitfield_bool or self._enum_bool:

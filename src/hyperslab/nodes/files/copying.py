@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Any
 from hyperslab.errors import NodeError
 from hyperslab.nodes.leaves.array import Array, CArray, EArray
 from hyperslab.nodes.leaves.leaf import Leaf
+from hyperslab.nodes.leaves.vlarray import VLArray
 from hyperslab.nodes.tables.table import Table
 from hyperslab.nodes.tree.attributeset import NOT_COPIED_ATTRS
 from hyperslab.nodes.tree.group import Group
@@ -106,6 +107,19 @@ def _copy_leaf_with_options(
     title = kwargs.get("title", leaf.title)
     if isinstance(leaf, Table):
         _copy_table(file, leaf, target, newname, **kwargs)
+        return
+    if isinstance(leaf, VLArray):
+        vla = file.create_vlarray(
+            target, newname, atom=leaf.atom, title=title,
+            filters=kwargs.get("filters", leaf.filters),
+            expectedrows=kwargs.get("expectedrows"), chunkshape=kwargs.get("chunkshape"),
+            byteorder=kwargs.get("byteorder"),
+        )
+        leaf._copy_rows(vla, start, stop, step)
+        if raw.has_attribute(leaf._g_h5id, "FLAVOR"):
+            raw.copy_attributes(leaf._g_h5id, vla._g_h5id, ["FLAVOR"])
+        if kwargs.get("copyuserattrs", True):
+            raw.copy_attributes(leaf._g_h5id, vla._g_h5id, list(leaf.attrs._v_attrnamesuser))
         return
     data = leaf.read(start, stop, step) if leaf.shape != () else leaf.read()
     if isinstance(leaf, EArray):

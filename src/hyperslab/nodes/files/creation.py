@@ -1,4 +1,4 @@
-"""Creating nodes: groups, Arrays, CArrays, EArrays and Tables (a mixin of File)."""
+"""Creating nodes: groups, Arrays, CArrays, EArrays, VLArrays and Tables (a mixin of File)."""
 
 from __future__ import annotations
 
@@ -13,6 +13,13 @@ from hyperslab.nodes.files.core import FileMixin
 from hyperslab.nodes.leaves import create
 from hyperslab.nodes.leaves.array import Array, CArray, EArray
 from hyperslab.nodes.leaves.leaf import Leaf
+from hyperslab.nodes.leaves.vlarray import VLArray
+from hyperslab.nodes.leaves.vlcreate import (
+    checked_atom,
+    checked_chunkshape,
+    create_vlarray_dataset,
+    default_chunkshape,
+)
 from hyperslab.nodes.tables.create import create_table
 from hyperslab.nodes.tables.table import Table
 from hyperslab.nodes.tree.group import Group
@@ -292,3 +299,60 @@ class NodeCreation(FileMixin):
             expectedrows=expectedrows, chunkshape=chunkshape, byteorder=byteorder, obj=obj,
             track_times=track_times,
         )
+
+    def create_vlarray(
+        self,
+        where: Node | str,
+        name: str,
+        atom: Any = None,
+        title: str = "",
+        filters: Filters | None = None,
+        expectedrows: int | None = None,
+        chunkshape: Any = None,
+        byteorder: str | None = None,
+        createparents: bool = False,
+        obj: Any = None,
+        track_times: bool = True,
+    ) -> VLArray:
+        """Create a :class:`VLArray`: rows of any number of ``atom`` elements each.
+
+        ``atom`` may be a pseudo-atom (:class:`VLStringAtom`, :class:`VLUnicodeAtom`,
+        :class:`ObjectAtom`): each row is then one bytes, str or pickled object.  ``obj``,
+        if given, is appended as the first row (its dtype gives the atom when ``atom`` is
+        None).  ``expectedrows`` sizes the chunks when ``chunkshape`` is None.
+
+        Raises
+        ------
+        ValueError
+            If neither ``atom`` nor ``obj`` is given, the atom has a zero dimension, or
+            ``chunkshape`` is not of rank 1.
+        TypeError
+            If ``atom`` disagrees with the dtype of ``obj``.
+        """
+        if obj is not None:
+            data, _flavor = create.as_data(obj, None)
+            if atom is not None and atom.dtype != data.dtype:
+                raise TypeError("the atom parameter is not consistent with the data type "
+                                "of the obj parameter")
+            if atom is None:
+                atom = Atom.from_dtype(data.dtype)
+            obj = data
+        atom = checked_atom(atom)
+        chunks = checked_chunkshape(chunkshape)
+        parent = self._parent_for_new(where, createparents)
+        self._check_new_name(parent, name)
+        if expectedrows is None:
+            expectedrows = self._options.expected_rows_vlarray
+        if chunks is None:
+            chunks = default_chunkshape(atom, int(expectedrows))
+        dataset = create_vlarray_dataset(
+            parent._g_h5id, name, atom, title=title,
+            filters=filters if filters is not None else parent._v_filters, chunkshape=chunks,
+            byteorder=byteorder, track_times=track_times,
+            sys_attrs=self._options.pytables_sys_attrs,
+        )
+        node: VLArray = self._finish_leaf(parent, name, VLArray, dataset)
+        node._atom_ = atom
+        if obj is not None:
+            node.append(obj)
+        return node

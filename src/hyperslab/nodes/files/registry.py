@@ -6,6 +6,7 @@ from typing import Any
 
 from hyperslab.nodes.leaves.array import Array, CArray, EArray, UnImplemented
 from hyperslab.nodes.leaves.leaf import Leaf
+from hyperslab.nodes.leaves.vlarray import VLArray
 from hyperslab.nodes.tables.table import Table
 from hyperslab.nodes.tree.group import Group
 from hyperslab.nodes.tree.node import Node
@@ -21,6 +22,7 @@ LEAF_CLASSES: dict[str, type[Leaf]] = {
     "EARRAY": EArray,
     "INDEXARRAY": EArray,
     "TABLE": Table,
+    "VLARRAY": VLArray,
 }
 """CLASS values of the leaves hyperslab reads, and the class that serves each."""
 
@@ -32,6 +34,7 @@ NODE_CLASSES: dict[str, type[Node]] = {
     "CArray": CArray,
     "EArray": EArray,
     "Table": Table,
+    "VLArray": VLArray,
     "UnImplemented": UnImplemented,
 }
 """Class names accepted by ``classname`` arguments (PyTables' names)."""
