@@ -95,7 +95,7 @@ from hyperslab.nodes.atoms.cols import (
     UIntCol,
 )
 from hyperslab.nodes.atoms.description import Description, IsDescription
-from hyperslab.nodes.files.file import File, open_file
+from hyperslab.nodes.files.file import File, copy_file, open_file
 from hyperslab.nodes.files.link import ExternalLink, Link, SoftLink, Unknown
 from hyperslab.nodes.leaves.array import Array, CArray, EArray, UnImplemented
 from hyperslab.nodes.leaves.directchunk import ChunkInfo
@@ -134,6 +134,7 @@ __all__ += [  # table descriptions
 
 __all__ += ["Expr"]  # loaded on first use, see __getattr__
 __all__ += ["install_as_tables"]
+__all__ += ["copy_file"]
 
 
 def install_as_tables() -> None:
