@@ -14,8 +14,8 @@ Options (PyTables' names, all optional):
 * ``start``, ``stop``, ``step``: the rows of a leaf to copy;
 * ``copyuserattrs`` (default true): copy the user attributes (the flavor always is);
 * ``sortby``, ``checkCSI``, ``propindexes``: for tables (see ``Table.copy``);
-* ``stats``: a dict whose ``groups``, ``leaves``, ``bytes`` and ``hardlinks`` counts are
-  increased by what is copied (as PyTables: links are not counted);
+* ``stats``: a dict whose ``groups``, ``leaves``, ``links``, ``bytes`` and ``hardlinks``
+  counts are increased by what is copied;
 * ``use_hardlinks`` (with ``address_map``): in copies of several nodes, an object
   reached by several hard links is copied once and hard-linked again in the copy.
 
@@ -58,11 +58,14 @@ _GROUP_OWN = frozenset({"CLASS", "VERSION", "TITLE", "FILTERS"})
 
 
 def check_options(kwargs: dict[str, Any]) -> None:
-    """Refuse unknown copy options (``TypeError`` naming them)."""
+    """Refuse unknown copy options (``TypeError`` naming them); give ``use_hardlinks`` the
+    ``address_map`` every node copied shares."""
     unknown = set(kwargs) - _OPTIONS
     if unknown:
         raise TypeError(f"unknown copy options: {', '.join(sorted(unknown))} (known: "
                         f"{', '.join(sorted(_OPTIONS))})")
+    if kwargs.get("use_hardlinks"):
+        kwargs.setdefault("address_map", {})
 
 
 def _owner(node: Node) -> File:
@@ -147,7 +150,8 @@ def _copy(node: Node, target: Group, newname: str, recursive: bool,
     dstfile = _owner(target)
     if isinstance(node, Link):
         tree.copy_link(node._v_parent._g_h5id, node._v_name, target._g_h5id, newname)
-        target._g_child_added(newname, node._c_kind)  # (PyTables counts no links in stats)
+        target._g_child_added(newname, node._c_kind)
+        _count(options, "links")
     elif isinstance(node, Group):
         _copy_group(node, target, newname, recursive, options)
     elif isinstance(node, Leaf) and set(options) & _LEAF_OPTIONS:
@@ -206,7 +210,7 @@ def _hard_link_again(node: Node, dstparent: Group, options: dict[str, Any]) -> b
     h5id = node._g_h5id
     if tree.hard_link_count(h5id) < 2:
         return False
-    address_map = options.setdefault("address_map", {})
+    address_map = options["address_map"]
     address = tree.object_address(h5id)
     newpath = join_path(dstparent._v_pathname, node._v_name)
     if address in address_map:
@@ -292,7 +296,8 @@ def _copy_leaf_with_options(leaf: Leaf, target: Group, newname: str,
                             options: dict[str, Any]) -> None:
     """Copy a leaf's rows ``start:stop:step`` into a new leaf with new settings."""
     file = _owner(target)
-    start, stop, step = options.get("start"), options.get("stop"), options.get("step")
+    start, stop, step = _row_range(leaf, options)
+    options = {**options, "start": start, "stop": stop, "step": step}
     title = options.get("title")
     title = leaf.title if title is None else title
     filters = options.get("filters")
@@ -313,6 +318,17 @@ def _copy_leaf_with_options(leaf: Leaf, target: Group, newname: str,
         new._g_attr_changed("FLAVOR")
     _count(options, "leaves")
     _count(options, "bytes", nbytes)
+
+
+def _row_range(leaf: Leaf, options: dict[str, Any]) -> tuple[Any, Any, Any]:
+    """``start, stop, step`` of the rows to copy: as PyTables, ``start`` alone is one row
+    (``-1``: the last one to the end)."""
+    start, stop, step = options.get("start"), options.get("stop"), options.get("step")
+    if start is not None and stop is None and step is None:
+        stop = None if start == -1 else start + 1
+        if stop == 0:  # start + 1 == 0 can't end a slice
+            stop = None
+    return start, stop, step
 
 
 def _new_array(leaf: Leaf, file: File, target: Group, newname: str, data: Any, title: str,
