@@ -108,7 +108,7 @@ from hyperslab.nodes.atoms.description import (
     dtype_from_descr,
 )
 from hyperslab.nodes.atoms.pseudoatom import ObjectAtom, PseudoAtom, VLStringAtom, VLUnicodeAtom
-from hyperslab.nodes.files.file import File, open_file
+from hyperslab.nodes.files.file import File, copy_file, open_file
 from hyperslab.nodes.files.link import ExternalLink, Link, SoftLink, Unknown
 from hyperslab.nodes.leaves.array import Array, CArray, EArray, UnImplemented
 from hyperslab.nodes.leaves.directchunk import ChunkInfo
@@ -158,6 +158,7 @@ __all__ += [  # more of PyTables' top-level names
 
 __all__ += ["Expr"]  # loaded on first use, see __getattr__
 __all__ += ["install_as_tables"]
+__all__ += ["copy_file"]
 
 
 def install_as_tables() -> None:

@@ -1,4 +1,4 @@
-"""PyTables' ``tables.link``: soft and external links."""
+"""PyTables' ``tables.link``: the link node classes."""
 
 from __future__ import annotations
 

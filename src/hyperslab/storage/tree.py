@@ -227,3 +227,58 @@ def external_link_target(gid: h5g.GroupID, name: str) -> tuple[str, str]:
     """Return ``(filename, path)`` of the external link ``name``."""
     filename, path = gid.links.get_val(name.encode("utf-8", "surrogateescape"))
     return (filename.decode("utf-8", "surrogateescape"), path.decode("utf-8", "surrogateescape"))
+
+
+def _link_error(action: str, name: str, gid: h5g.GroupID, exc: Exception) -> NodeError:
+    return NodeError(f"cannot {action} {name!r} in group {_name_of(gid)!r}: {exc}")
+
+
+def create_soft_link(gid: h5g.GroupID, name: str, target: str) -> None:
+    """Create the soft link ``name`` in a group, pointing at path ``target`` (any path:
+    HDF5 resolves it when the link is followed, so it may dangle)."""
+    try:
+        gid.links.create_soft(name.encode("utf-8", "surrogateescape"),
+                              target.encode("utf-8", "surrogateescape"))
+    except _HDF5_ERRORS as exc:
+        raise _link_error("create the soft link", name, gid, exc) from exc
+
+
+def create_hard_link(gid: h5g.GroupID, name: str, root: h5g.GroupID, target: str) -> None:
+    """Create the hard link ``name`` in a group to the object at ``target`` (a path from
+    ``root``, a group of the same file): one more name of that object."""
+    try:
+        gid.links.create_hard(name.encode("utf-8", "surrogateescape"), root,
+                              target.encode("utf-8", "surrogateescape"))
+    except (KeyError, *_HDF5_ERRORS) as exc:
+        raise _link_error("create the hard link", name, gid, exc) from exc
+
+
+def create_external_link(gid: h5g.GroupID, name: str, filename: str, path: str) -> None:
+    """Create the external link ``name`` in a group to ``path`` in file ``filename``
+    (stored as given; HDF5 opens the file when the link is followed)."""
+    try:
+        gid.links.create_external(name.encode("utf-8", "surrogateescape"),
+                                  filename.encode("utf-8", "surrogateescape"),
+                                  path.encode("utf-8", "surrogateescape"))
+    except _HDF5_ERRORS as exc:
+        raise _link_error("create the external link", name, gid, exc) from exc
+
+
+def copy_link(src: h5g.GroupID, src_name: str, dst: h5g.GroupID, dst_name: str) -> None:
+    """Copy the soft or external link ``src_name`` (the link itself, not what it points
+    at) to ``dst_name`` in group ``dst``, which may be in another file."""
+    kind = link_kind(src, src_name)
+    if kind is Kind.SOFTLINK:
+        create_soft_link(dst, dst_name, soft_link_target(src, src_name))
+    elif kind is Kind.EXTLINK:
+        create_external_link(dst, dst_name, *external_link_target(src, src_name))
+    else:
+        raise NodeError(f"{src_name!r} in group {_name_of(src)!r} is not a soft or external "
+                        f"link")
+
+
+def hard_link_count(oid: h5o.ObjectID) -> int:
+    """How many hard links name an object (two or more: it is reached by several paths)."""
+    if _HAS_OBJINFO:
+        return int(h5g.get_objinfo(oid).nlink)
+    return int(h5o.get_info(oid).rc)

@@ -12,7 +12,7 @@ from hyperslab.errors import NodeError
 from hyperslab.nodes.files.core import FileMixin
 from hyperslab.nodes.tables.table import Table
 from hyperslab.nodes.tree.group import Group
-from hyperslab.nodes.tree.naming import check_name, is_under, join_path
+from hyperslab.nodes.tree.naming import check_name, is_under, join_path, normalize_path
 from hyperslab.nodes.tree.node import Node
 from hyperslab.storage import tree
 
@@ -76,6 +76,10 @@ class TreeEditing(FileMixin):
         if node._v_pathname == "/":
             raise NodeError("the root group can not be moved or renamed")
         old_parent = node._v_parent
+        if isinstance(newparent, str) and is_under(normalize_path(newparent), node._v_pathname):
+            # checked before createparents makes the groups on the way (as PyTables)
+            raise NodeError(f"can not move node ``{node._v_pathname}`` into itself "
+                            f"(``{normalize_path(newparent)}``)")
         if newparent is None:
             target = old_parent
         else:

@@ -24,6 +24,7 @@ from hyperslab.nodes.files import openfiles
 from hyperslab.nodes.files.creation import NodeCreation
 from hyperslab.nodes.files.editing import TreeEditing
 from hyperslab.nodes.files.flushguard import FlushGuard
+from hyperslab.nodes.files.linking import LinkCreation
 from hyperslab.nodes.files.lookup import NodeLookup
 from hyperslab.nodes.files.nodecache import NodeCache
 from hyperslab.nodes.files.walking import TreeWalking
@@ -86,7 +87,17 @@ def open_file(
     return File(filename, mode, title, root_uep, filters, node_cache_slots, **params)
 
 
-class File(NodeLookup, NodeCreation, TreeEditing, TreeWalking, FileAttrsCompat):
+def copy_file(srcfilename: str | os.PathLike[str], dstfilename: str | os.PathLike[str],
+              overwrite: bool = False, **kwargs: Any) -> None:
+    """Copy the file ``srcfilename`` to ``dstfilename`` (see :meth:`File.copy_file`).
+
+    The source is opened read-only for the copy (it may be open elsewhere, read-only).
+    """
+    with File(srcfilename, "r") as src:
+        src.copy_file(dstfilename, overwrite=overwrite, **kwargs)
+
+
+class File(NodeLookup, NodeCreation, LinkCreation, TreeEditing, TreeWalking, FileAttrsCompat):
     """An open HDF5 file and its object tree (create it with :func:`open_file`)."""
 
     def __init__(
@@ -251,13 +262,93 @@ class File(NodeLookup, NodeCreation, TreeEditing, TreeWalking, FileAttrsCompat):
     ) -> Node:
         """Copy a node (a group's subtree too with ``recursive``) and return the copy.
 
-        Leaves accept PyTables' copy options in ``kwargs``: ``title``, ``filters``,
-        ``chunkshape``, ``start``, ``stop``, ``step``, ``copyuserattrs`` (default True).
+        Parameters
+        ----------
+        where : str or Node
+            The node to copy (or its parent group, with ``name``).
+        newparent : str or Group, optional
+            The group the copy goes in: a path in this file, or a group of any open file
+            (default: the node's parent).  Copying the root group into a group of another
+            file copies its children there (and returns that group).
+        newname : str, optional
+            The copy's name (default: the node's).
+        name : str, optional
+            The name of the node to copy in group ``where``.
+        overwrite : bool
+            Replace a node of that name in ``newparent``.
+        recursive : bool
+            Copy a group's descendants too.
+        createparents : bool
+            Create the groups on the way to ``newparent`` that are missing.
+        **kwargs
+            Copy options: see :mod:`~hyperslab.nodes.files.copying` (``title``,
+            ``filters``, ``chunkshape``, ``start``/``stop``/``step``, ``copyuserattrs``,
+            ``stats``, ...).
+
+        Returns
+        -------
+        Node
+            The copy.
+
+        Raises
+        ------
+        NodeError
+            On a name clash without ``overwrite``, copying a node onto itself, or a group
+            recursively into itself.
+        OSError
+            Copying the root group onto the root of its own file.
+        TypeError
+            For an unknown copy option.
         """
         from hyperslab.nodes.files.copying import copy_node
 
         return copy_node(self, where, newparent, newname, name, overwrite=overwrite,
                          recursive=recursive, createparents=createparents, **kwargs)
+
+    def copy_children(
+        self,
+        srcgroup: Node | str,
+        dstgroup: Node | str,
+        overwrite: bool = False,
+        recursive: bool = False,
+        createparents: bool = False,
+        **kwargs: Any,
+    ) -> None:
+        """Copy the children of group ``srcgroup`` into ``dstgroup`` (a path in this file
+        or a group of any open file); their descendants too with ``recursive``.
+
+        ``kwargs`` are the copy options of :meth:`copy_node`, applied to every node
+        copied.  Without ``overwrite``, a child name ``dstgroup`` already has raises
+        ``NodeError`` before anything is copied.
+        """
+        from hyperslab.nodes.files.copying import copy_children
+
+        copy_children(self, srcgroup, dstgroup, overwrite=overwrite, recursive=recursive,
+                      createparents=createparents, **kwargs)
+
+    def copy_file(self, dstfilename: str | os.PathLike[str], overwrite: bool = False,
+                  **kwargs: Any) -> None:
+        """Copy the whole file to a new file ``dstfilename``.
+
+        Parameters
+        ----------
+        dstfilename : str or os.PathLike
+            The new file.
+        overwrite : bool
+            Replace ``dstfilename`` if it exists (it must not be open).
+        **kwargs
+            ``title`` and ``filters`` of the new file (default: this file's), the copy
+            options of :meth:`copy_node`, and names of :mod:`hyperslab.parameters` for
+            opening the new file.
+
+        Raises
+        ------
+        OSError
+            If ``dstfilename`` is this file, or exists and ``overwrite`` is false.
+        """
+        from hyperslab.nodes.files.copying import copy_file
+
+        copy_file(self, dstfilename, overwrite, **kwargs)
 
     # ------------------------------------------------------------------ closing
     def flush(self) -> None:
@@ -282,7 +373,10 @@ class File(NodeLookup, NodeCreation, TreeEditing, TreeWalking, FileAttrsCompat):
         if self.mode != "r":
             self._flush_leaves()
             self._guard.close()
-        for node in self._cache.live_nodes():
+        live = list(self._cache.live_nodes())
+        for node in live:
+            node._g_file_closing()  # type: ignore[attr-defined]
+        for node in live:
             node._v__isopen = False  # type: ignore[attr-defined]
         self._cache.clear()
         self.root._v__isopen = False

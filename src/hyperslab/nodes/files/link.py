@@ -2,25 +2,40 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
-from hyperslab.errors import HDF5ExtError
+from hyperslab.errors import ClosedNodeError, HDF5ExtError
 from hyperslab.nodes.leaves.array import EArray
 from hyperslab.nodes.members import is_member, member_failed
 from hyperslab.nodes.tables.table import Table
 from hyperslab.nodes.tree.attributeset import NoAttributes
 from hyperslab.nodes.tree.compat import PlainNode
-from hyperslab.nodes.tree.naming import normalize_path, split_path
+from hyperslab.nodes.tree.naming import join_path, normalize_path, split_path
 from hyperslab.nodes.tree.node import Node
 from hyperslab.storage import tree
 from hyperslab.storage.tree import Kind
 
+if TYPE_CHECKING:
+    from hyperslab.nodes.tree.owner import NodeOwner
+
 
 class Link(PlainNode):
-    """Base class of links: a node that points at a path."""
+    """Base class of links: a node that points at a path.
+
+    Links have no attributes (an HDF5 limit: ``_v_attrs`` is always empty) and no title;
+    they are copied, moved, renamed and removed as links, whatever they point at.
+    """
 
     _c_classid: ClassVar[str] = "LINK"
+
+    @property
+    def _g_h5id(self) -> Any:
+        """The id of the group holding the link (a link is no HDF5 object of its own)."""
+        if not self._v__isopen:
+            raise ClosedNodeError(f"the node object {self._v_pathname!r} is closed")
+        return self._v_parent._g_h5id
 
     @property
     def _v_attrs(self) -> NoAttributes:
@@ -39,44 +54,187 @@ class Link(PlainNode):
     @property
     def target(self) -> str:
         """The path the link points at."""
-        return tree.soft_link_target(self._g_h5id, split_path(self._v_pathname)[1])
+        return tree.soft_link_target(self._g_h5id, self._v_name)
+
+    # PyTables' signatures of the plain spellings for links (no ``recursive``, no
+    # ``createparents`` when moving).
+    def copy(  # type: ignore[override]
+        self,
+        newparent: Any = None,
+        newname: str | None = None,
+        overwrite: bool = False,
+        createparents: bool = False,
+    ) -> Node:
+        """Copy this link (the link, not what it points at) and return the new one."""
+        return self._f_copy(newparent, newname, overwrite, createparents=createparents)
+
+    def move(self, newparent: Any = None, newname: str | None = None,  # type: ignore[override]
+             overwrite: bool = False) -> None:
+        """Move or rename this link."""
+        self._f_move(newparent, newname, overwrite)
+
+    def remove(self) -> None:  # type: ignore[override]
+        """Remove this link (what it points at stays)."""
+        self._f_remove()
+
+    def rename(self, newname: str, overwrite: bool = False) -> None:
+        """Rename this link in place."""
+        self._f_rename(newname, overwrite)
 
     def _g_class_label(self) -> str:
         return type(self).__name__
 
     def __str__(self) -> str:
+        if not self._v_isopen:
+            return repr(self)
         return f"{self._v_pathname} ({type(self).__name__}) -> {self.target}"
+
+    def __repr__(self) -> str:
+        if not self._v_isopen:
+            return f"<closed {type(self).__module__}.{type(self).__name__} at 0x{id(self):x}>"
+        return str(self)
+
+
+_SOFTLINK_OWN = frozenset({"target", "dereference", "is_dangling", "copy", "move", "remove",
+                           "rename"})
+"""The plain names a soft link answers itself; every other plain name is its target's."""
+
+_OWN_PREFIXES = ("_f_", "_c_", "_g_", "_v_", "__")
+
+
+def _is_own(name: str) -> bool:
+    return name in _SOFTLINK_OWN or name.startswith(_OWN_PREFIXES)
 
 
 class SoftLink(Link):
-    """A soft link to another node of the same file; call it to get that node."""
+    """A soft link to another node of the same file; call it to get that node.
+
+    As in PyTables, the target's members are reached through the link
+    (``link.shape``, ``link[0]``, ``link.attrs``, ``link.child`` for a group), except
+    ``target``, ``dereference``, ``is_dangling``, ``copy``, ``move``, ``remove``,
+    ``rename`` and the names in reserved forms (``_v_*``, ``_f_*``, ...), which are the
+    link's own.  Through a dangling link they raise
+    :class:`~hyperslab.errors.NoSuchNodeError`.
+    """
 
     _c_classid: ClassVar[str] = "SOFTLINK"
     _c_kind: ClassVar[Kind] = Kind.SOFTLINK
 
-    def __call__(self) -> Node:
-        """Return the node the link points at."""
+    def __getattribute__(self, name: str) -> Any:
+        if _is_own(name):
+            return object.__getattribute__(self, name)
+        return getattr(self._g_live_target(), name)
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        if _is_own(name):
+            object.__setattr__(self, name, value)
+        else:
+            setattr(self._g_live_target(), name, value)
+
+    def __getitem__(self, key: Any) -> Any:
+        return self._g_live_target()[key]
+
+    def __setitem__(self, key: Any, value: Any) -> None:
+        self._g_live_target()[key] = value
+
+    def __call__(self) -> Node | None:
+        """Return the node the link points at (see :meth:`dereference`)."""
         return self.dereference()
 
-    def dereference(self) -> Node:
-        """Return the node the link points at (``NoSuchNodeError`` if it dangles)."""
+    def _g_target_path(self) -> str:
+        """The absolute path of the target (a relative one is taken from the parent)."""
         target = self.target
         if not target.startswith("/"):
-            target = split_path(self._v_pathname)[0].rstrip("/") + "/" + target
-        return self._v_file.get_node(normalize_path(target))
+            target = join_path(split_path(self._v_pathname)[0], target)
+        return normalize_path(target)
+
+    def _g_live_target(self) -> Any:
+        if not self._v_isopen:
+            raise ClosedNodeError(f"the node object {self._v_pathname!r} is closed")
+        return self._v_file.get_node(self._g_target_path())
+
+    def dereference(self) -> Node | None:
+        """Return the node the link points at (``None`` once the link is closed).
+
+        Raises
+        ------
+        NoSuchNodeError
+            If the link dangles.
+        """
+        if not self._v_isopen:
+            return None
+        return self._v_file.get_node(self._g_target_path())
+
+    def is_dangling(self) -> bool:
+        """Whether nothing is at the link's target."""
+        return self._g_target_path() not in self._v_file
+
+    def __str__(self) -> str:
+        if not self._v_isopen:
+            return repr(self)
+        dangling = " (dangling)" if self.is_dangling() else ""
+        return f"{self._v_pathname} (SoftLink) -> {self.target}{dangling}"
 
 
 class ExternalLink(Link):
-    """A link to a node in another file (its target is ``'file.h5:/path'``)."""
+    """A link to a node in another file (its target is ``'file.h5:/path'``).
+
+    Calling the link opens the other file (once: it stays open as :attr:`extfile` until
+    :meth:`umount`, or until the link or its file is closed) and returns the node.
+    """
 
     _c_classid: ClassVar[str] = "EXTERNALLINK"
     _c_kind: ClassVar[Kind] = Kind.EXTLINK
 
+    def __init__(self, file: NodeOwner, path: str, h5id: Any, class_value: Any = None) -> None:
+        super().__init__(file, path, h5id, class_value)
+        self.extfile: Any = None
+        """The other file, once the link has been followed (``None`` before)."""
+
     @property
     def target(self) -> str:
         """``'filename:/path'`` of the linked node."""
-        filename, path = tree.external_link_target(self._g_h5id, split_path(self._v_pathname)[1])
+        filename, path = tree.external_link_target(self._g_h5id, self._v_name)
         return f"{filename}:{path}"
+
+    def __call__(self, **kwargs: Any) -> Node:
+        """Open the other file (``kwargs`` as :func:`~hyperslab.open_file`'s, ``mode='r'``
+        by default) and return the linked node.
+
+        A relative file name is taken from the directory of this link's file.
+
+        Raises
+        ------
+        ValueError
+            If the other file is already open through this link in another mode.
+        """
+        from hyperslab.nodes.files.file import open_file
+
+        filename, path = tree.external_link_target(self._g_h5id, self._v_name)
+        if not os.path.isabs(filename):
+            filename = os.path.join(os.path.dirname(self._v_file.filename), filename)
+        mode = kwargs.setdefault("mode", "r")
+        extfile = self.extfile
+        if extfile is None or not extfile.isopen:
+            self.extfile = extfile = open_file(filename, **kwargs)
+        elif extfile.mode != mode:
+            raise ValueError(f"the file of external link ``{self._v_pathname}`` is open in "
+                             f"mode {extfile.mode!r}, not {mode!r}: umount() it first")
+        return extfile.get_node(path)
+
+    def umount(self) -> None:
+        """Close the other file, if the link opened it."""
+        extfile, self.extfile = self.extfile, None
+        if extfile is not None and extfile.isopen:
+            extfile.close()
+
+    def _f_close(self) -> None:
+        """Close this link object, and the other file it opened."""
+        self.umount()
+        super()._f_close()
+
+    def _g_file_closing(self) -> None:
+        self.umount()
 
 
 class NotALeafError(HDF5ExtError, AttributeError, TypeError):

@@ -30,6 +30,14 @@ from hyperslab.storage import attributes as raw
 from hyperslab.storage import tree
 from hyperslab.storage.tree import Kind
 
+_MAX_SOFT_LINKS = 16
+"""Soft links followed on the way to a group at most (HDF5 stops at 16 too: a cycle)."""
+
+
+class _NodeClassError(NoSuchNodeError, TypeError):
+    """``get_node(..., classname=...)`` found a node of another class: PyTables'
+    ``NoSuchNodeError``, and a ``TypeError`` (a node of the wrong type)."""
+
 
 class NodeLookup(FileMixin):
     """Getting nodes by path (``get_node``, ``in``) and loading them (File's part)."""
@@ -144,7 +152,12 @@ class NodeLookup(FileMixin):
         return self._load_child(self._get_group(parent_path), name)
 
     def _get_group(self, path: str) -> Group:
+        """The group at ``path``; soft links on the way are followed, as HDF5 does."""
         node = self._load_node(path)
+        for _ in range(_MAX_SOFT_LINKS):
+            if not isinstance(node, SoftLink):
+                break
+            node = self._load_node(node._g_target_path())
         if not isinstance(node, Group):
             raise NoSuchNodeError(f"``{path}`` is a {type(node).__name__}, not a group")
         return node
@@ -178,8 +191,10 @@ class NodeLookup(FileMixin):
             cannot open, and an object that opens but is neither a group nor a dataset (a
             named datatype), is an :class:`~hyperslab.nodes.files.link.Unknown` node, whose
             leaf API raises ``HDF5ExtError``.
-        TypeError
-            If the node is not of class ``classname``.
+        NoSuchNodeError
+            If the node is not of class ``classname`` (as PyTables; the error is also a
+            ``TypeError``).  Soft links are nodes of their own (``'SoftLink'``), not
+            followed; soft links on the way to the node are.
         """
         self._check_open()
         if isinstance(where, Node):
@@ -201,7 +216,7 @@ class NodeLookup(FileMixin):
                                   f"named ``{split_path(path)[1]}``") from None
         cls = class_by_name(classname)
         if cls is not None and not isinstance(node, cls):
-            raise TypeError(
+            raise _NodeClassError(
                 f"could not find a ``{classname}`` node at ``{path}``; instead, a "
                 f"``{type(node).__name__}`` node has been found there"
             )
@@ -210,6 +225,8 @@ class NodeLookup(FileMixin):
     def __contains__(self, path: object) -> bool:
         """Whether a node exists at ``path`` (a link there, even to an object that cannot
         be opened; ``HDF5ExtError`` if a group on the way cannot be read)."""
+        if isinstance(path, Node):  # a node (PyTables): whether it is one of this file's
+            return path._v_file is self and path._v_isopen
         if not isinstance(path, str):
             return False
         self._check_open()
@@ -227,7 +244,11 @@ class NodeLookup(FileMixin):
         return not is_hidden_path(self.get_node(path)._v_pathname)
 
     def _as_group(self, where: Node | str) -> Group:
+        """The group at ``where``, through a soft link there (``TypeError`` if it is no
+        group)."""
         node = self.get_node(where)
+        if isinstance(node, SoftLink):
+            node = self._get_group(node._v_pathname)
         if not isinstance(node, Group):
             raise TypeError(f"node ``{node._v_pathname}`` is not a group")
         return node

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from hyperslab.nodes.files.link import ExternalLink, Link, SoftLink, Unknown
 from hyperslab.nodes.leaves.array import Array, CArray, EArray, UnImplemented
 from hyperslab.nodes.leaves.leaf import Leaf
 from hyperslab.nodes.leaves.vlarray import VLArray
@@ -36,6 +37,10 @@ NODE_CLASSES: dict[str, type[Node]] = {
     "Table": Table,
     "VLArray": VLArray,
     "UnImplemented": UnImplemented,
+    "Unknown": Unknown,
+    "Link": Link,
+    "SoftLink": SoftLink,
+    "ExternalLink": ExternalLink,
 }
 """Class names accepted by ``classname`` arguments (PyTables' names)."""
 

@@ -101,12 +101,13 @@ class PlainNode(Node):
         newparent: Any = None,
         newname: str | None = None,
         overwrite: bool = False,
-        recursive: bool = False,
         createparents: bool = False,
         **kwargs: Any,
     ) -> Node:
-        """Copy this node (``_f_copy``)."""
-        return self._f_copy(newparent, newname, overwrite, recursive, createparents, **kwargs)
+        """Copy this node (``_f_copy``), with PyTables' arguments of ``Leaf.copy``: no
+        ``recursive`` among the positional ones (a leaf has no children)."""
+        return self._f_copy(newparent, newname, overwrite, createparents=createparents,
+                            **kwargs)
 
 
 class LeafCompat:

@@ -309,6 +309,19 @@ class Group(Node):
         for group in self._f_walk_groups():
             yield from group._f_iter_nodes(classname)
 
+    # ------------------------------------------------------------------ copying
+    def _f_copy_children(
+        self,
+        dstgroup: Any,
+        overwrite: bool = False,
+        recursive: bool = False,
+        createparents: bool = False,
+        **kwargs: Any,
+    ) -> None:
+        """Copy this group's children into ``dstgroup`` (see ``File.copy_children``)."""
+        self._v_file.copy_children(self, dstgroup, overwrite, recursive, createparents,
+                                   **kwargs)
+
     # ------------------------------------------------------------------ filters
     @property
     def _v_filters(self) -> Filters:
@@ -364,6 +377,15 @@ class ChildrenView(Mapping[str, Node]):
 
     def __contains__(self, name: object) -> bool:
         return isinstance(name, str) and name in self._group._g_names_of(self._kind)
+
+    def __eq__(self, other: object) -> bool:
+        """Views compare by their names, as PyTables' children dicts do (those of two hard
+        links to one group are equal; so are those of two files' groups of one layout)."""
+        if isinstance(other, ChildrenView):
+            return list(self) == list(other)
+        return super().__eq__(other)
+
+    __hash__ = None  # type: ignore[assignment]
 
     def __repr__(self) -> str:
         return f"{{{', '.join(repr(n) + ': ...' for n in self)}}}"

@@ -155,9 +155,17 @@ class Node:
             self._v_file._forget_node(self)
             self._v__isopen = False
 
+    def _g_file_closing(self) -> None:
+        """Hook called as the node's file closes, while it is still open (an external
+        link closes the file it opened)."""
+
     def _f_remove(self, recursive: bool = False, force: bool = False) -> None:
         """Remove this node from the file (``recursive`` or ``force`` for non-empty groups)."""
         self._v_file.remove_node(self, recursive=recursive or force)
+
+    def _g_remove(self, recursive: bool = False, force: bool = False) -> None:
+        """Remove this node from the file (PyTables' private spelling of ``_f_remove``)."""
+        self._f_remove(recursive, force)
 
     def _f_rename(self, newname: str, overwrite: bool = False) -> None:
         """Rename this node in place (``overwrite`` replaces a sibling of that name)."""
