@@ -22,7 +22,8 @@ The log is PyTables' own, so either library undoes what the other logged:
 Nothing below ``/_p_transactions`` nor any index node (``_i_*``) is logged, nor nodes of a
 class marked with :class:`~hyperslab.nodes.tree.node.NotLoggedMixin`; nor is the creation
 of links (as PyTables).  Logging an action after an undo forgets the actions that a redo
-would have replayed (and the marks after the current one).
+would have replayed and the marks after the current one (whose names are then free again;
+PyTables keeps them reserved until the file is reopened).
 """
 
 from __future__ import annotations
@@ -76,7 +77,28 @@ def is_logged_path(path: str) -> bool:
 
 
 class UndoRedo(FileMixin):
-    """Undo/redo of changes to the tree and to attributes (File's part)."""
+    """Undo/redo of changes to the tree and to attributes (File's part).
+
+    Examples
+    --------
+    >>> import hyperslab, tempfile, os
+    >>> path = os.path.join(tempfile.mkdtemp(), "undo.h5")
+    >>> with hyperslab.open_file(path, "w") as f:
+    ...     f.enable_undo()
+    ...     _ = f.create_group("/", "first")
+    ...     f.mark("one")
+    ...     f.remove_node("/first")
+    ...     f.undo("one")
+    ...     print("/first" in f, f.get_current_mark())
+    ...     f.undo()
+    ...     print("/first" in f)
+    ...     f.goto(-1)
+    ...     print("/first" in f)
+    1
+    True 1
+    False
+    False
+    """
 
     _undoEnabled: bool  # PyTables' name (its tests read it)
     _undo_paused: int
