@@ -114,7 +114,8 @@ MAX_COLUMNS: int = 512
 """PyTables' column count past which a table warns; accepted, not read."""
 
 MAX_UNDO_PATH_LENGTH: int = 10 * 1024
-"""PyTables' longest path the undo log records; not used (no undo log)."""
+"""Longest argument (a path or attribute name, in UTF-8 bytes) the undo log records; also
+the width of the log's ``arg1`` and ``arg2`` columns when a log is started."""
 
 COND_CACHE_SLOTS: int = 128
 """PyTables' cache of compiled query conditions, slots; not used."""

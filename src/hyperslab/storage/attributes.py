@@ -676,12 +676,25 @@ def copy_attributes(
         _store(dst_oid, name, payload, "copy")
 
 
+def copy_attribute(src_oid: H5ObjectID, name: str, dst_oid: H5ObjectID, newname: str) -> None:
+    """Copy one attribute byte for byte under another name (PyTables' undo log keeps
+    attribute values this way), replacing an attribute ``newname`` of the destination.
+
+    Raises
+    ------
+    KeyError
+        If the source has no attribute ``name``.
+    """
+    _store(dst_oid, newname, raw_payload(_open(src_oid, name)), "copy")
+
+
 __all__ = [
     "INT32_SYS_ATTRS",
     "INT64_SYS_ATTRS",
     "SYS_ATTRS",
     "SYS_ATTR_PREFIXES",
     "attribute_names",
+    "copy_attribute",
     "copy_attributes",
     "delete_attribute",
     "has_attribute",

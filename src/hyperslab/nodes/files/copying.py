@@ -136,13 +136,26 @@ def copy_node(
     target = _group_in_any_file(file, srcparent if newparent is None else newparent,
                                 createparents)
     _owner(target)._make_room(target, newname, overwrite)
-    return _copy(node, target, newname, recursive, kwargs)
+    return _copy_logged(file, node, target, newname, recursive, kwargs)
 
 
 def _group_in_any_file(file: File, where: Node | str, createparents: bool) -> Group:
     """The group at ``where``: a path in ``file``, or a group of any open file."""
     owner = _owner(where) if isinstance(where, Node) else file
     return owner._parent_for_new(where, createparents)
+
+
+def _copy_logged(file: File, node: Node, target: Group, newname: str, recursive: bool,
+                 options: dict[str, Any]) -> Node:
+    """Copy ``node`` as one action of the undo log of the copy's file: the creation of the
+    copy (what it holds is not logged; nor, as in PyTables, a copy of a link)."""
+    dstfile = _owner(target)
+    file._warn_cross_file_copy(dstfile)
+    with dstfile._undo_pause():
+        new = _copy(node, target, newname, recursive, options)
+    if not isinstance(node, Link):
+        dstfile._log_create(new)
+    return new
 
 
 def _copy(node: Node, target: Group, newname: str, recursive: bool,
@@ -255,7 +268,7 @@ def copy_children(
         if _hard_link_again(child, dst, kwargs):
             continue
         _owner(dst)._make_room(dst, child._v_name, overwrite)
-        _copy(child, dst, child._v_name, recursive, kwargs)
+        _copy_logged(file, child, dst, child._v_name, recursive, kwargs)
 
 
 def copy_file(file: File, dstfilename: str | os.PathLike[str], overwrite: bool = False,

@@ -73,7 +73,9 @@ class NodeCreation(FileMixin):
         if filters is not None:
             raw.write_int_attribute(gid, "FILTERS", filters._pack(), "int64")
         parent._g_child_added(name, Kind.GROUP)
-        return self._load_child(parent, name)  # type: ignore[return-value]
+        group: Group = self._load_child(parent, name)  # type: ignore[assignment]
+        self._log_create(group)
+        return group
 
     def create_group(
         self,
@@ -102,6 +104,7 @@ class NodeCreation(FileMixin):
         node = cls(self, join_path(parent._v_pathname, name), dataset.dsid, class_value)
         self._cache.add(node)
         self._guard.created(node)
+        self._log_create(node)
         return node
 
     def create_array(

@@ -39,6 +39,8 @@ class TreeEditing(FileMixin):
                 f"group ``{node._v_pathname}`` has child nodes; please set `recursive` to true "
                 f"to remove it"
             )
+        if self._remove_logged(node):  # undo enabled: kept in the log, not deleted
+            return
         parent = node._v_parent
         companion = _companion(node, parent)
         tree.delete_link(parent._g_h5id, node._v_name)
@@ -92,6 +94,8 @@ class TreeEditing(FileMixin):
             raise NodeError(f"can not move node ``{node._v_pathname}`` into itself (``{newpath}``)")
         check_name(newname)
         self._make_room(target, newname, overwrite)
+        logged = self._undo_logs(node)
+        oldpath = node._v_pathname
         companion = _companion(node, old_parent)
         tree.move_link(old_parent._g_h5id, node._v_name, target._g_h5id, newname)
         old_parent._g_child_removed(node._v_name)
@@ -102,6 +106,8 @@ class TreeEditing(FileMixin):
             self.move_node(old_parent, target, moved._indexing.group_name(), companion,
                            overwrite=True)
             moved._indexing.reload()  # found again in the new place
+        if logged:
+            self._log("MOVE", oldpath, newpath)
 
     def _make_room(self, target: Group, newname: str, overwrite: bool) -> None:
         """Remove ``target``'s child ``newname`` for a move or copy, if ``overwrite``.

@@ -5,7 +5,8 @@ pool, flush guard) and opens, flushes and closes it.  The operations on its tree
 mixins, one module each: getting and loading nodes (:mod:`~hyperslab.nodes.files.lookup`),
 creating them (:mod:`~hyperslab.nodes.files.creation`), removing, renaming and moving them
 (:mod:`~hyperslab.nodes.files.editing`), walking the tree
-(:mod:`~hyperslab.nodes.files.walking`); copying is in :mod:`~hyperslab.nodes.files.copying`.
+(:mod:`~hyperslab.nodes.files.walking`), undoing and redoing changes
+(:mod:`~hyperslab.nodes.files.undoredo`); copying is in :mod:`~hyperslab.nodes.files.copying`.
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ from hyperslab.nodes.files.flushguard import FlushGuard
 from hyperslab.nodes.files.linking import LinkCreation
 from hyperslab.nodes.files.lookup import NodeLookup
 from hyperslab.nodes.files.nodecache import NodeCache
+from hyperslab.nodes.files.undoredo import TRANSACTIONS, UndoRedo
 from hyperslab.nodes.files.walking import TreeWalking
 from hyperslab.nodes.tree.compat import FileAttrsCompat
 from hyperslab.nodes.tree.group import RootGroup
@@ -97,7 +99,8 @@ def copy_file(srcfilename: str | os.PathLike[str], dstfilename: str | os.PathLik
         src.copy_file(dstfilename, overwrite=overwrite, **kwargs)
 
 
-class File(NodeLookup, NodeCreation, LinkCreation, TreeEditing, TreeWalking, FileAttrsCompat):
+class File(NodeLookup, NodeCreation, LinkCreation, TreeEditing, TreeWalking, UndoRedo,
+           FileAttrsCompat):
     """An open HDF5 file and its object tree (create it with :func:`open_file`)."""
 
     def __init__(
@@ -147,6 +150,8 @@ class File(NodeLookup, NodeCreation, LinkCreation, TreeEditing, TreeWalking, Fil
         # Leaves holding rows not yet in the file (kept alive until flushed).
         self._unflushed: set[Any] = set()
         self._guard = FlushGuard(self)  # what a kill leaves behind (flushguard.py)
+        self._undoEnabled = False  # undoredo.py; enabled below if the file has a log
+        self._undo_paused = 0
         try:
             root_id = h5file.root_group(self._h5, self.root_uep)
         except KeyError:
@@ -165,6 +170,12 @@ class File(NodeLookup, NodeCreation, LinkCreation, TreeEditing, TreeWalking, Fil
         if mode == "w" or (mode == "a" and not existed):
             self._init_root(title, filters)
             self._guard.flush()  # a valid empty file, whenever the program is killed
+        elif mode != "r" and TRANSACTIONS in self:  # as PyTables: a logged file logs on
+            try:
+                self.enable_undo()
+            except BaseException:
+                self.close()
+                raise
 
     def _init_root(self, title: str, filters: Filters | None) -> None:
         h5id = self.root._g_h5id
@@ -356,6 +367,7 @@ class File(NodeLookup, NodeCreation, LinkCreation, TreeEditing, TreeWalking, Fil
         describes, so that a program killed later finds every flushed row)."""
         self._check_open()
         if self.mode != "r":
+            self._save_undo_state()
             self._flush_leaves()
             self._guard.flush()
 
@@ -371,6 +383,7 @@ class File(NodeLookup, NodeCreation, LinkCreation, TreeEditing, TreeWalking, Fil
         if not self._isopen:
             return
         if self.mode != "r":
+            self._save_undo_state()
             self._flush_leaves()
             self._guard.close()
         live = list(self._cache.live_nodes())

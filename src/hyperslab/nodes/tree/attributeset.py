@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import warnings
+from collections.abc import Callable
+from functools import partial
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -189,8 +191,21 @@ class AttributeSet:
         if not isinstance(name, str) or not name:
             raise ValueError(f"attribute names must be non-empty strings, not {name!r}")
         self._check_writable(name)
-        raw.write_attribute(self._oid, name, value)
-        self._node._g_attr_changed(name)
+        self._g_logged_write(name, lambda: raw.write_attribute(self._oid, name, value))
+
+    def _g_logged_write(self, name: str, write: Callable[[], None]) -> None:
+        """Write attribute ``name`` with ``write()``, logged for undo as PyTables logs
+        ``attrs.name = value`` when the file's undo log is on: the old value (if any) kept
+        and its deletion logged, then the addition logged."""
+        node = self._node
+        file = node._v_file
+        logged = file._undo_logs(node)
+        if logged and raw.has_attribute(self._oid, name):
+            file._attr_to_shadow(node, name)
+        write()
+        node._g_attr_changed(name)
+        if logged:
+            file._log("ADDATTR", node._v_pathname, name)
 
     def __setattr__(self, name: str, value: Any) -> None:
         self._f_setattr(name, value)
@@ -205,8 +220,12 @@ class AttributeSet:
             raise AttributeError(
                 f"Attribute ``{name}`` does not exist in node: ``{self._node._v_pathname}``"
             )
+        node = self._node
+        if node._v_file._undo_logs(node):  # the value is kept in the undo log
+            node._v_file._attr_to_shadow(node, name)
+            return
         raw.delete_attribute(self._oid, name)
-        self._node._g_attr_changed(name)
+        node._g_attr_changed(name)
 
     def __delattr__(self, name: str) -> None:
         self._f_delattr(name)
@@ -231,6 +250,14 @@ class AttributeSet:
             raise AttributeError(
                 f"Attribute ``{oldattrname}`` does not exist in node: ``{self._node._v_pathname}``"
             )
+        if oldattrname == newattrname:
+            return
+        if self._node._v_file._undo_logs(self._node):  # logged as PyTables: set, delete
+            oid = self._oid
+            self._g_logged_write(
+                newattrname, lambda: raw.copy_attribute(oid, oldattrname, oid, newattrname))
+            self._f_delattr(oldattrname)
+            return
         raw.rename_attribute(self._oid, oldattrname, newattrname)
         self._node._g_attr_changed(oldattrname)
         self._node._g_attr_changed(newattrname)
@@ -239,6 +266,12 @@ class AttributeSet:
         """Copy the user attributes and the copyable system ones to node ``where``."""
         where._v_file._check_writable()
         names = [n for n in self._v_attrnames if n not in NOT_COPIED_ATTRS]
+        if where._v_file._undo_logs(where):  # one logged setting per attribute
+            attrs, oid = where._v_attrs, self._oid
+            for name in names:
+                attrs._g_logged_write(name, partial(raw.copy_attribute, oid, name,
+                                                    where._g_h5id, name))
+            return
         raw.copy_attributes(self._oid, where._g_h5id, names)
 
     # -------------------------------------------------------------- reprs

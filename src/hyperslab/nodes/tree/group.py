@@ -335,7 +335,9 @@ class Group(Node):
         self._g_check_writable()
         if not isinstance(value, Filters):
             raise TypeError(f"filters must be a Filters instance, not {value!r}")
-        raw.write_int_attribute(self._g_h5id, "FILTERS", value._pack(), "int64")
+        self._v_attrs._g_logged_write(
+            "FILTERS",
+            lambda: raw.write_int_attribute(self._g_h5id, "FILTERS", value._pack(), "int64"))
 
     # ------------------------------------------------------------------ reprs
     def __repr__(self) -> str:

@@ -120,7 +120,9 @@ class Node:
     @_v_title.setter
     def _v_title(self, value: str) -> None:
         self._g_check_writable()
-        raw.write_sys_string(self._g_h5id, "TITLE", str(value))
+        title = str(value)
+        self._v_attrs._g_logged_write(
+            "TITLE", lambda: raw.write_sys_string(self._g_h5id, "TITLE", title))
 
     def _g_check_writable(self) -> None:
         """Refuse a write through this node: :class:`ClosedNodeError` once the node or its
@@ -219,13 +221,13 @@ class Node:
 
 
 class NotLoggedMixin:
-    """Marks a node class whose operations PyTables' undo log would not record (PyTables'
+    """Marks a node class whose changes the undo log does not record (PyTables'
     ``tables.node.NotLoggedMixin``): list it first among the bases, as
     ``class MyArray(NotLoggedMixin, Array)``.
 
-    hyperslab keeps no undo log, so the mark changes nothing; it is here for code that
-    defines such classes.
+    Creating, moving or renaming such a node, or setting or deleting its attributes, is not
+    logged (an undo leaves it as it is); removing it deletes it at once.
     """
 
     _c_logged = False
-    """Whether operations on nodes of the class are logged (never, here)."""
+    """Whether changes to nodes of the class are logged (read by the file's undo log)."""
