@@ -316,15 +316,14 @@ def test_copy_with_options_keeps_rows_and_flavor(h5file: hyperslab.File) -> None
     assert copy.read() == [[[i, i]] * i for i in range(1, 6, 2)]
 
 
-def test_time_vlarrays_open_but_do_not_read_yet(tmp_path: Path) -> None:
-    """h5py cannot read vlen H5T_TIME data: an error, never a wrong answer."""
+def test_time_vlarrays_read_as_pytables_reads_them(tmp_path: Path) -> None:
+    """h5py cannot read vlen H5T_TIME data: read unconverted (tests/test_time_vlarray.py)."""
     path = tmp_path / "t.h5"
     with tables.open_file(str(path), "w") as f:
         f.create_vlarray("/", "t", tables.Time64Atom()).append([1.5])
     with hyperslab.open_file(path) as f:
         assert f.root.t.atom == hyperslab.Time64Atom() and f.root.t.nrows == 1
-        with pytest.raises(NotImplementedError, match="time"):
-            f.root.t.read()
+        np.testing.assert_array_equal(f.root.t.read(), [[1.5]])
 
 
 def test_repr_like_pytables(ints: Any) -> None:

@@ -156,6 +156,19 @@ __all__ += [  # more of PyTables' top-level names
     "restrict_flavors", "split_type",
 ]
 
+# Extended precision floats, where NumPy has them (float128 on x86-64 Linux and macOS).
+from hyperslab.nodes.atoms import atom as _atoms  # noqa: E402
+from hyperslab.nodes.atoms import cols as _cols  # noqa: E402
+
+if hasattr(_atoms, "Float128Atom"):
+    Float128Atom = _atoms.Float128Atom
+    Float128Col = getattr(_cols, "Float128Col")  # noqa: B009 - as defined
+    __all__ += ["Float128Atom", "Float128Col"]
+if hasattr(_atoms, "Float96Atom"):  # pragma: no cover - 32-bit x86 only
+    Float96Atom = _atoms.Float96Atom
+    Float96Col = getattr(_cols, "Float96Col")  # noqa: B009 - as defined
+    __all__ += ["Float96Atom", "Float96Col"]
+
 __all__ += ["Expr"]  # loaded on first use, see __getattr__
 __all__ += ["install_as_tables"]
 __all__ += ["copy_file"]

@@ -11,6 +11,12 @@ import dataclasses
 from collections.abc import Mapping
 from typing import Any
 
+DRIVERS = ("H5FD_SEC2", "H5FD_DIRECT", "H5FD_WINDOWS", "H5FD_STDIO", "H5FD_CORE",
+           "H5FD_SPLIT")
+"""The HDF5 drivers PyTables' ``DRIVER`` parameter may name (PyTables'
+``hdf5extension._supported_drivers``); whether HDF5 provides each one is asked when a
+file is opened (:mod:`hyperslab.storage.drivers`)."""
+
 
 @dataclasses.dataclass(frozen=True, slots=True)
 class FileOptions:
@@ -33,6 +39,11 @@ class FileOptions:
     allow_padding: bool = True
     max_blosc_threads: int | None = 1
     driver: str | None = None
+    driver_core_increment: int = 64 * 1024
+    driver_core_backing_store: int = 1
+    driver_core_image: bytes | None = None
+    driver_split_meta_ext: str = "-m.h5"
+    driver_split_raw_ext: str = "-r.h5"
     user_block_size: int = 0
     others: tuple[tuple[str, Any], ...] = ()
     """PyTables' other parameters given (upper-case name, value), accepted and kept for
@@ -64,6 +75,7 @@ class FileOptions:
         for name, value in defaults.items():
             if name.isupper() and not name.startswith("_"):
                 values[name.lower()] = value
+        _check_driver(overrides.get("driver", overrides.get("DRIVER", values.get("driver"))))
         for name, value in overrides.items():
             key = name.lower()
             if key not in accepted:
@@ -74,7 +86,6 @@ class FileOptions:
             values[key] = value
         others = tuple(sorted((key.upper(), values.pop(key)) for key in list(values)
                               if key not in known))
-        _check_unsupported(values)
         return cls(**values, others=others)
 
     def as_dict(self) -> dict[str, Any]:
@@ -106,20 +117,14 @@ class FileOptions:
         return self.as_dict().get(name, default)
 
 
-def _check_unsupported(values: Mapping[str, Any]) -> None:
-    """Refuse the settings PyTables has and hyperslab cannot honour.
+def _check_driver(driver: Any) -> None:
+    """Refuse a ``DRIVER`` PyTables does not know (before any other parameter is looked
+    at, as PyTables: its other drivers take parameters of their own).
 
     Raises
     ------
-    NotImplementedError
-        For a driver other than HDF5's default, or a user block.
+    ValueError
+        If ``driver`` is neither None nor one of :data:`DRIVERS`.
     """
-    driver = values.get("driver")
-    if driver not in (None, "H5FD_SEC2"):
-        raise NotImplementedError(
-            f"the HDF5 driver {driver!r} is not supported by hyperslab (only the default "
-            f"driver, H5FD_SEC2)")
-    if values.get("user_block_size", 0):
-        raise NotImplementedError(
-            f"user blocks (USER_BLOCK_SIZE={values['user_block_size']!r}) are not supported "
-            f"by hyperslab")
+    if driver is not None and driver not in DRIVERS:
+        raise ValueError(f"Invalid or not supported driver: '{driver}'")

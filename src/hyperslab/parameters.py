@@ -125,31 +125,34 @@ BUFFER_TIMES: int = 100
 PyTables' default, 100)."""
 
 USER_BLOCK_SIZE: int = 0
-"""PyTables' user block of new files (bytes); only 0 is supported."""
+"""Bytes of user block at the start of new files: 0 (none) or a power of 2 of at least
+512 (ignored, with a warning, for an existing file)."""
 
 DRIVER: str | None = None
-"""PyTables' HDF5 driver; only None (HDF5's default, sec2) is supported."""
+"""The HDF5 driver: None (HDF5's default, sec2), ``"H5FD_SEC2"``, ``"H5FD_STDIO"``,
+``"H5FD_CORE"`` (in memory) or ``"H5FD_SPLIT"`` (metadata and raw data in two files);
+``"H5FD_DIRECT"`` and ``"H5FD_WINDOWS"`` raise ``RuntimeError`` (not in this HDF5)."""
 
 DRIVER_DIRECT_ALIGNMENT: int = 0
-"""PyTables' H5FD_DIRECT setting; not used (driver not supported)."""
+"""H5FD_DIRECT setting (the driver is not in this HDF5 build)."""
 
 DRIVER_DIRECT_BLOCK_SIZE: int = 0
-"""PyTables' H5FD_DIRECT setting; not used (driver not supported)."""
+"""H5FD_DIRECT setting (the driver is not in this HDF5 build)."""
 
 DRIVER_DIRECT_CBUF_SIZE: int = 0
-"""PyTables' H5FD_DIRECT setting; not used (driver not supported)."""
+"""H5FD_DIRECT setting (the driver is not in this HDF5 build)."""
 
 DRIVER_CORE_INCREMENT: int = 64 * 1024
-"""PyTables' H5FD_CORE setting; not used (driver not supported)."""
+"""H5FD_CORE: bytes by which an in-memory file grows."""
 
 DRIVER_CORE_BACKING_STORE: int = 1
-"""PyTables' H5FD_CORE setting; not used (driver not supported)."""
+"""H5FD_CORE: whether the file in memory is written to disk on close (0: never)."""
 
 DRIVER_CORE_IMAGE: bytes | None = None
-"""PyTables' H5FD_CORE setting; not used (driver not supported)."""
+"""H5FD_CORE: the bytes of an HDF5 file to open (``File.get_file_image()`` gives them)."""
 
 DRIVER_SPLIT_META_EXT: str = "-m.h5"
-"""PyTables' H5FD_SPLIT setting; not used (driver not supported)."""
+"""H5FD_SPLIT: the extension of the metadata file (or a pattern holding ``%s``)."""
 
 DRIVER_SPLIT_RAW_EXT: str = "-r.h5"
-"""PyTables' H5FD_SPLIT setting; not used (driver not supported)."""
+"""H5FD_SPLIT: the extension of the raw data file (or a pattern holding ``%s``)."""

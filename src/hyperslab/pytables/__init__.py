@@ -109,11 +109,3 @@ __all__ = [
     "print_versions", "restrict_flavors", "set_blosc2_max_threads", "set_blosc_max_threads",
     "silence_hdf5_messages", "split_type", "which_lib_version",
 ]
-if hasattr(atom, "Float128Atom"):
-    Float128Atom = atom.Float128Atom
-    Float128Col = getattr(description, "Float128Col")  # noqa: B009 - as defined
-    __all__ += ["Float128Atom", "Float128Col"]
-if hasattr(atom, "Float96Atom"):  # pragma: no cover - 32-bit x86 only
-    Float96Atom = atom.Float96Atom
-    Float96Col = getattr(description, "Float96Col")  # noqa: B009 - as defined
-    __all__ += ["Float96Atom", "Float96Col"]

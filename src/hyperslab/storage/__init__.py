@@ -7,7 +7,8 @@ codecs, chunked, nodes, compute or tools, never PyTables (the import-linter cont
 ``pyproject.toml``).  h5py's builtin exceptions are turned into ours here, once.  Its
 modules import one another without cycles:
 
-* files and the hierarchy: :mod:`~hyperslab.storage.h5file` opens files in PyTables' modes;
+* files and the hierarchy: :mod:`~hyperslab.storage.h5file` opens files in PyTables' modes,
+  with the drivers and user blocks of :mod:`~hyperslab.storage.drivers`;
   :mod:`~hyperslab.storage.tree` lists, opens, links, moves and deletes objects by their
   low-level ids; :mod:`~hyperslab.storage.superblock` reads the end of allocation that raw
   reads stay within;

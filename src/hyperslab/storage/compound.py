@@ -35,6 +35,13 @@ _TIME_TYPES: tuple[tuple[h5t.TypeID, str], ...] = (
 """The H5T_TIME types PyTables writes (Time32Col, Time64Col) and their layout dtypes."""
 
 
+_COMPLEX_PART_SIZES = frozenset(
+    [4, 8] + [np.dtype(np.longdouble).itemsize] * (np.dtype(np.longdouble).itemsize > 8))
+"""Sizes of the floats of the complex numbers NumPy has: single, double and, where the
+platform has them, long double (PyTables' complex192/complex256 are pairs of native long
+doubles, as h5py's are)."""
+
+
 class CompoundLayout(NamedTuple):
     """How the records of a compound dataset are laid out, as NumPy sees them.
 
@@ -92,7 +99,7 @@ def _is_complex_pair(htype: h5t.TypeCompoundID) -> np.dtype[Any] | None:
     if real.get_class() != h5t.FLOAT or not real.equal(imag):
         return None
     size = real.get_size()
-    if size not in (4, 8) or htype.get_size() != 2 * size:
+    if size not in _COMPLEX_PART_SIZES or htype.get_size() != 2 * size:
         return None
     if htype.get_member_offset(0) != 0 or htype.get_member_offset(1) != size:
         return None
@@ -286,8 +293,8 @@ def _member_type(
         string.set_size(dtype.itemsize)
         string.set_strpad(h5t.STR_NULLTERM)
         return string
-    if kind in "iufc" and dtype.itemsize <= 16:
-        return _number_type(dtype, byte_order)
+    if (kind in "iuf" and dtype.itemsize <= 16) or (kind == "c" and dtype.itemsize <= 32):
+        return _number_type(dtype, byte_order)  # complex: h5py's (r, i) pair, PyTables' too
     raise TypeError(f"field {path!r} has the dtype {dtype}, which an HDF5 table cannot hold")
 
 

@@ -8,9 +8,10 @@ from typing import Any
 
 import h5py
 import hdf5plugin  # noqa: F401  (registers the Blosc, Blosc2, BZip2... HDF5 filters)
-from h5py import h5f, h5p
+from h5py import h5f, h5fd, h5p
 
 from hyperslab.errors import HDF5ExtError
+from hyperslab.storage.drivers import Driver, check_user_block
 
 MODES = ("r", "r+", "a", "w")
 
@@ -24,6 +25,8 @@ def open_h5(
     chunk_cache_preempt: float,
     metadata_cache_size: int | None = None,
     track_order: bool = False,
+    driver: Driver | None = None,
+    user_block_size: int = 0,
 ) -> h5py.File:
     """Open ``path`` with h5py in one of PyTables' modes.
 
@@ -42,11 +45,19 @@ def open_h5(
         100,000 nodes then holds ~280 MB.  PyTables bounds it to 1 MB the same way.
     track_order : bool
         Whether new groups track creation order (PyTables: no).
+    driver : Driver, optional
+        The HDF5 file driver and its settings (default: HDF5's, sec2).
+    user_block_size : int
+        Bytes of user block before the HDF5 data of a new file (0: none; see
+        :func:`~hyperslab.storage.drivers.check_user_block`).
 
     Raises
     ------
     ValueError
-        If ``mode`` is not one of PyTables' modes.
+        If ``mode`` is not one of PyTables' modes, or the driver or user block size is
+        refused (see :meth:`Driver.check`).
+    RuntimeError
+        If the driver is not in this HDF5 build.
     FileNotFoundError
         If the file does not exist in modes 'r' and 'r+'.
     HDF5ExtError
@@ -54,7 +65,35 @@ def open_h5(
     """
     if mode not in MODES:
         raise ValueError(f"invalid mode string {mode!r}; allowed modes are {', '.join(MODES)}")
+    driver = Driver() if driver is None else driver
+    driver.check()
     filename = os.fspath(path)
+    for checked in driver.checked_paths(filename):
+        _check_access(checked, mode)
+    new = not (mode in ("r", "r+") or (mode == "a" and driver.exists(filename)))
+    user_block = check_user_block(user_block_size, new)
+    # A file access list made here (cache settings included) costs a fifth less than
+    # h5py's File(path, ...) and a metadata cache reconfiguration after opening.
+    fapl = h5p.create(h5p.FILE_ACCESS)
+    fapl.set_libver_bounds(h5f.LIBVER_EARLIEST, h5f.LIBVER_LATEST)  # as h5py does
+    fapl.set_cache(0, chunk_cache_nelmts, chunk_cache_size, chunk_cache_preempt)
+    if metadata_cache_size is not None:
+        fapl.set_mdc_config(_metadata_cache_config(int(metadata_cache_size)))
+    driver.set_on(fapl)
+    name = os.fsencode(filename)
+    try:
+        if not new:
+            fid = h5f.open(name, h5f.ACC_RDONLY if mode == "r" else h5f.ACC_RDWR, fapl=fapl)
+        else:
+            fid = h5f.create(name, h5f.ACC_TRUNC if mode == "w" else h5f.ACC_EXCL, fapl=fapl,
+                             fcpl=_file_creation(track_order, user_block))
+    except OSError as exc:
+        raise _open_error(filename, mode, exc) from exc
+    return h5py.File(fid)
+
+
+def _check_access(filename: str, mode: str) -> None:
+    """PyTables' checks of a file on disk before it is opened in ``mode``."""
     exists = os.path.exists(filename)
     if mode in ("r", "r+") and not exists:
         raise FileNotFoundError(f"``{filename}`` does not exist")
@@ -64,43 +103,20 @@ def open_h5(
         raise PermissionError(f"file ``{filename}`` exists but it can not be read")
     if mode in ("r+", "a") and exists and not os.access(filename, os.W_OK):
         raise PermissionError(f"file ``{filename}`` exists but it can not be written")
-    if mode in ("r", "r+") or (mode == "a" and exists):
-        # An existing file: opened with a file access list made here (cache settings
-        # included), which costs a fifth less than h5py's File(path, ...) and a metadata
-        # cache reconfiguration after opening.
-        return _open_existing(filename, mode, chunk_cache_size, chunk_cache_nelmts,
-                              chunk_cache_preempt, metadata_cache_size)
-    h5mode = {"r": "r", "r+": "r+", "a": "a", "w": "w"}[mode]
-    try:
-        h5 = h5py.File(
-            filename,
-            h5mode,
-            rdcc_nbytes=chunk_cache_size,
-            rdcc_nslots=chunk_cache_nelmts,
-            rdcc_w0=chunk_cache_preempt,
-            track_order=track_order,
-        )
-    except OSError as exc:
-        raise _open_error(filename, mode, exc) from exc
-    if metadata_cache_size is not None:
-        _bound_metadata_cache(h5, int(metadata_cache_size))
-    return h5
 
 
-def _open_existing(filename: str, mode: str, chunk_cache_size: int,
-                   chunk_cache_nelmts: int, chunk_cache_preempt: float,
-                   metadata_cache_size: int | None) -> h5py.File:
-    fapl = h5p.create(h5p.FILE_ACCESS)
-    fapl.set_libver_bounds(h5f.LIBVER_EARLIEST, h5f.LIBVER_LATEST)  # as h5py does
-    fapl.set_cache(0, chunk_cache_nelmts, chunk_cache_size, chunk_cache_preempt)
-    if metadata_cache_size is not None:
-        fapl.set_mdc_config(_metadata_cache_config(int(metadata_cache_size)))
-    try:
-        fid = h5f.open(os.fsencode(filename), h5f.ACC_RDONLY if mode == "r" else h5f.ACC_RDWR,
-                       fapl=fapl)
-    except OSError as exc:
-        raise _open_error(filename, mode, exc) from exc
-    return h5py.File(fid)
+def _file_creation(track_order: bool, user_block: int) -> h5p.PropFCID:
+    """The file creation list of a new file, as h5py makes it (no times recorded on the
+    root group), with a user block of ``user_block`` bytes."""
+    fcpl = h5p.create(h5p.FILE_CREATE)
+    if track_order:
+        order = h5p.CRT_ORDER_TRACKED | h5p.CRT_ORDER_INDEXED
+        fcpl.set_link_creation_order(order)
+        fcpl.set_attr_creation_order(order)
+    fcpl.set_obj_track_times(False)
+    if user_block:
+        fcpl.set_userblock(user_block)
+    return fcpl
 
 
 def _open_error(filename: str, mode: str, exc: OSError) -> HDF5ExtError:
@@ -119,9 +135,66 @@ def _metadata_cache_config(size: int) -> Any:
     return config
 
 
-def _bound_metadata_cache(h5: h5py.File, size: int) -> None:
-    """Fix the metadata cache of an open file at ``size`` bytes (HDF5's minimum: 1 KiB)."""
-    h5.id.set_mdc_config(_metadata_cache_config(size))
+def file_image(h5: h5py.File) -> bytes:
+    """A copy of the bytes of the open file ``h5`` (flush it first), whatever its driver.
+
+    Raises
+    ------
+    HDF5ExtError
+        If the driver cannot give an image of the file.
+    """
+    try:
+        return bytes(h5.id.get_file_image())
+    except (OSError, RuntimeError, ValueError) as exc:
+        raise HDF5ExtError(f"unable to retrieve the file image of {h5.filename!r} (not "
+                           f"every driver gives one): {exc}") from exc
+
+
+def file_size(h5: h5py.File) -> int:
+    """The size of the open file ``h5`` in bytes: its user block, its HDF5 data and
+    anything written past them (for a file in memory, the memory it holds).
+
+    Raises
+    ------
+    HDF5ExtError
+        If HDF5 cannot tell.
+    """
+    try:
+        return int(h5.id.get_filesize())
+    except (OSError, RuntimeError, ValueError) as exc:
+        raise HDF5ExtError(f"unable to retrieve the size of {h5.filename!r}: {exc}") from exc
+
+
+def user_block_size(h5: h5py.File) -> int:
+    """The bytes of user block before the HDF5 data of the open file ``h5`` (0: none)."""
+    try:
+        return int(h5.id.get_create_plist().get_userblock())
+    except (OSError, RuntimeError, ValueError) as exc:
+        raise HDF5ExtError(f"unable to retrieve the user block size of {h5.filename!r}: "
+                           f"{exc}") from exc
+
+
+def file_descriptor(h5: h5py.File) -> int:
+    """The operating system's descriptor of the open file ``h5``.
+
+    Raises
+    ------
+    HDF5ExtError
+        If its driver holds no descriptor of its own (core, stdio, split).
+    """
+    fid = h5.id
+    driver = fid.get_access_plist().get_driver()
+    if driver not in _DESCRIPTOR_DRIVERS:
+        raise HDF5ExtError(f"the file {h5.filename!r} has no file descriptor of its own "
+                           f"(open with the {h5.driver!r} driver)")
+    try:
+        return int(fid.get_vfd_handle())
+    except (OSError, RuntimeError, ValueError) as exc:
+        raise HDF5ExtError(f"problems getting the file descriptor of {h5.filename!r}: "
+                           f"{exc}") from exc
+
+
+_DESCRIPTOR_DRIVERS = frozenset({h5fd.SEC2, h5fd.DIRECT})  # DIRECT: -1 where not built
 
 
 def root_group(h5: h5py.File, root_uep: str) -> h5py.h5g.GroupID:

@@ -22,11 +22,15 @@ Reading goes through h5py's vlen conversion (rows become 1-D NumPy arrays it own
 copies the file's bytes and labels numbers with the native byte order whatever the file's:
 rows are reinterpreted with the element's file dtype (:func:`element_dtype`), which is
 right whether h5py labels them or not.  h5py cannot read ``H5T_TIME`` elements at all:
-reading them raises ``NotImplementedError``.
+they are read without conversion, with the file's vlen type as the memory type, through
+HDF5's ``H5Dread`` and ``H5Treclaim`` (reached through ``ctypes``, as
+:func:`~hyperslab.storage.compound.set_raw_fill_value` reaches ``H5Pset_fill_value``).
 """
 
 from __future__ import annotations
 
+import ctypes
+import functools
 from collections.abc import Sequence
 from typing import Any
 
@@ -36,9 +40,15 @@ from h5py import h5s, h5t
 
 from hyperslab._typing import AnyArray, Shape
 from hyperslab.errors import HDF5ExtError
-from hyperslab.storage.compound import _TIME_TYPES
+from hyperslab.storage.compound import _TIME_TYPES, _hdf5_library
 from hyperslab.storage.create import _file_type, create_dataset
 from hyperslab.storage.datasets import Dataset
+
+try:  # h5py's lock around every HDF5 call: it has no public name, and HDF5 calls made
+    # here through ctypes must hold it too (h5py's HDF5 is not thread-safe)
+    from h5py._objects import phil as _h5py_lock
+except ImportError:  # pragma: no cover - another h5py layout
+    _h5py_lock = None
 
 HVL_T = np.dtype([("len", np.uintp), ("p", np.uintp)])
 """The memory layout of one HDF5 variable-length element (``hvl_t``)."""
@@ -53,11 +63,13 @@ def element_file_type(dtype: np.dtype[Any], *, time: bool = False) -> h5t.TypeID
         The atom's dtype in the file's byte order: a subarray dtype for shaped atoms,
         h5py's enum metadata for enums; bool is stored as an 8-bit bitfield.
     time : bool
-        Store ``int32``/``float64`` as PyTables' ``H5T_TIME`` types (Time32/Time64 atoms).
+        Store ``int32``/``float64`` as PyTables' ``H5T_TIME`` types (Time32/Time64 atoms),
+        always in the machine's byte order, as PyTables does whatever the VLArray's
+        ``byteorder`` (it never sets the order of a time type).
     """
     base, shape = dtype.subdtype if dtype.subdtype is not None else (dtype, ())
     if time:
-        wanted = np.dtype(base).newbyteorder("<" if base.byteorder != ">" else ">")
+        wanted = np.dtype(base).newbyteorder("=")
         element = next((t.copy() for t, layout in _TIME_TYPES if np.dtype(layout) == wanted),
                        None)
         if element is None:
@@ -185,20 +197,18 @@ def read_rows(dataset: Dataset, start: int, count: int, step: int = 1) -> list[A
     Raises
     ------
     NotImplementedError
-        For ``H5T_TIME`` elements, which h5py cannot read.
+        For ``H5T_TIME`` elements where HDF5's C library cannot be reached (not Linux).
     HDF5ExtError
         If HDF5 cannot read the rows.
     """
     if count <= 0:
         return []
     dtype = element_dtype(dataset)
-    if element_class(dataset) == "TIME":
-        raise NotImplementedError(
-            f"reading dataset {dataset.name!r}: h5py cannot read variable-length data of "
-            f"HDF5 time types (PyTables' Time32Atom/Time64Atom VLArrays)")
     dsid = dataset.dsid
     fspace = dsid.get_space()
     fspace.select_hyperslab((start,), (count,), (step,))
+    if element_class(dataset) == "TIME":
+        return _read_unconverted(dataset, fspace, count, dtype)
     out = np.empty((count,), dtype=object)
     try:
         dsid.read(h5s.create_simple((count,)), fspace, out,
@@ -213,6 +223,67 @@ def read_rows(dataset: Dataset, start: int, count: int, step: int = 1) -> list[A
             data = data.view(base.newbyteorder("=") if base.byteorder == "|" else base)
         rows.append(data.reshape((-1, *shape)))
     return rows
+
+
+def _read_unconverted(dataset: Dataset, fspace: h5s.SpaceID, count: int,
+                      dtype: np.dtype[Any]) -> list[AnyArray]:
+    """Rows read with the file's own vlen type as the memory type: HDF5 converts nothing
+    (h5py's vlen conversion refuses ``H5T_TIME`` elements, and HDF5 has no conversion
+    from them to numbers) and fills ``hvl_t`` records with buffers it allocates, from
+    which the bytes are copied before ``H5Treclaim`` frees them.
+
+    ``H5Dread`` is called directly: h5py's ``DatasetID.read`` would read vlen data into a
+    buffer of its own first and convert it, which leaks a copy of every row (measured: the
+    size of the data at each read).  It runs under h5py's lock, as every HDF5 call of h5py
+    does (its HDF5 is not thread-safe).
+    """
+    library = _vlen_functions()
+    if library is None or _h5py_lock is None:
+        raise NotImplementedError(
+            f"reading dataset {dataset.name!r}: variable-length data of HDF5 time types "
+            f"(PyTables' Time32Atom/Time64Atom VLArrays) needs HDF5's C library, which was "
+            f"not found in this process")
+    dsid = dataset.dsid
+    mtype = dsid.get_type()
+    mspace = h5s.create_simple((count,))
+    records = np.zeros((count,), dtype=HVL_T)
+    base, shape = dtype.subdtype if dtype.subdtype is not None else (dtype, ())
+    with _h5py_lock:
+        status = library.H5Dread(dsid.id, mtype.id, mspace.id, fspace.id, _H5P_DEFAULT,
+                                 records.ctypes.data)
+        try:
+            if status < 0:
+                raise HDF5ExtError(f"cannot read rows of dataset {dataset.name!r}")
+            rows = []
+            for length, pointer in records.tolist():
+                row = np.empty((length, *shape), dtype=base)
+                if length:
+                    ctypes.memmove(row.ctypes.data, pointer, row.nbytes)
+                rows.append(row)
+            return rows
+        finally:  # whatever HDF5 allocated (records it did not fill are empty)
+            library.H5Treclaim(mtype.id, mspace.id, _H5P_DEFAULT, records.ctypes.data)
+
+
+_H5P_DEFAULT = 0
+"""HDF5's ``H5P_DEFAULT`` property list."""
+
+@functools.cache
+def _vlen_functions() -> Any:
+    """h5py's HDF5 library with ``H5Dread`` and ``H5Treclaim`` typed for ``ctypes``, or
+    None where it cannot be found."""
+    library = _hdf5_library()
+    if library is None:
+        return None
+    try:
+        read, reclaim = library.H5Dread, library.H5Treclaim
+    except AttributeError:
+        return None
+    read.argtypes = (ctypes.c_int64,) * 5 + (ctypes.c_void_p,)
+    read.restype = ctypes.c_int
+    reclaim.argtypes = (ctypes.c_int64,) * 3 + (ctypes.c_void_p,)
+    reclaim.restype = ctypes.c_int
+    return library
 
 
 def write_rows(dataset: Dataset, start: int, rows: Sequence[AnyArray]) -> None:

@@ -37,6 +37,7 @@ from hyperslab.nodes.tree.node import Node
 from hyperslab.options import FileOptions
 from hyperslab.storage import attributes as raw
 from hyperslab.storage import h5file
+from hyperslab.storage.drivers import Driver
 from hyperslab.storage.preads import FileAccess, file_access
 
 FORMAT_VERSION = "2.1"
@@ -124,8 +125,9 @@ class File(NodeLookup, NodeCreation, LinkCreation, TreeEditing, TreeWalking, Und
         self.root_uep = normalize_path(root_uep)
         if filters is not None and not isinstance(filters, Filters):
             raise TypeError(f"filters must be a Filters instance or None, not {filters!r}")
-        existed = os.path.exists(self.filename)
         options = self._options
+        driver = Driver.from_options(options)
+        existed = driver.exists(self.filename)
         openfiles.check_and_register(self, self.filename, mode)
         try:
             self._h5 = h5file.open_h5(
@@ -135,6 +137,8 @@ class File(NodeLookup, NodeCreation, LinkCreation, TreeEditing, TreeWalking, Und
                 chunk_cache_nelmts=options.chunk_cache_nelmts,
                 chunk_cache_preempt=options.chunk_cache_preempt,
                 metadata_cache_size=options.metadata_cache_size,
+                driver=driver,
+                user_block_size=options.user_block_size,
             )
         except BaseException:
             openfiles.unregister(self, self.filename)
@@ -258,6 +262,41 @@ class File(NodeLookup, NodeCreation, LinkCreation, TreeEditing, TreeWalking, Und
             raise FileModeError(
                 f"the file ``{self.filename}`` is not writable (opened in mode 'r')"
             )
+
+    # ------------------------------------------------------------------ the file itself
+    def get_file_image(self) -> bytes:
+        """The bytes of the whole file (flushed first), whatever its driver: what
+        ``open_file(..., driver="H5FD_CORE", driver_core_image=...)`` opens.
+
+        Raises
+        ------
+        HDF5ExtError
+            If the file's driver cannot give an image.
+        """
+        self.flush()
+        return h5file.file_image(self._h5)
+
+    def get_filesize(self) -> int:
+        """The size of the file in bytes: its user block, its HDF5 data and anything
+        written past them."""
+        self._check_open()
+        return h5file.file_size(self._h5)
+
+    def get_userblock_size(self) -> int:
+        """The size of the file's user block in bytes (0: none)."""
+        self._check_open()
+        return h5file.user_block_size(self._h5)
+
+    def fileno(self) -> int:
+        """The operating system's descriptor of the file (for ``fcntl`` and the like).
+
+        Raises
+        ------
+        HDF5ExtError
+            If the file's driver holds no descriptor of its own (core, stdio, split).
+        """
+        self._check_open()
+        return h5file.file_descriptor(self._h5)
 
     # ------------------------------------------------------------------ copying
     def copy_node(
@@ -410,7 +449,10 @@ class File(NodeLookup, NodeCreation, LinkCreation, TreeEditing, TreeWalking, Und
     def __str__(self) -> str:
         if not self._isopen:
             return f"<closed File {self.filename!r}>"
-        mtime = time.ctime(os.stat(self.filename).st_mtime)
+        try:
+            mtime = time.ctime(os.stat(self.filename).st_mtime)
+        except OSError:
+            mtime = "<in-memory file>"
         lines = [f"{self.filename} (File) {self.title!r}", f"Last modif.: {mtime!r}",
                  "Object Tree: "]
         lines.extend(str(node) for node in self)
