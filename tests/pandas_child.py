@@ -34,7 +34,7 @@ from typing import Any
 
 LIBRARIES = ("hyperslab", "PyTables")
 NROWS = 120
-FILES = ("table.h5", "fixed.h5", "store.h5")
+FILES = ("table.h5", "fixed.h5", "store.h5", "more.h5")
 
 
 def frames() -> dict[str, Any]:
@@ -122,10 +122,72 @@ def write(folder: Path) -> dict[tuple[str, str], Any]:
         store.put("kept", fr["series"], track_times=False)
         store.remove("gone")
         store.remove("app", where="i < 0")
+    failed[folder.name, "more.h5: VLArray with fletcher32"] = write_more(folder / "more.h5")
     own = folder.parent / f"{folder.name}-edits-own"
     own.mkdir()
     shutil.copy(folder / "store.h5", own / "store.h5")
     return failed
+
+
+def write_more(path: Path) -> tuple[Any, list[tuple[str, str]]]:
+    """Less common writes: several tables for one frame, missing strings, bzip2 with
+    checksums, Unicode, long strings, a copy of the store with its indexes; return the
+    answer of a write that fails (HDF5 takes no Fletcher32 checksums on a VLArray)."""
+    import numpy as np
+    import pandas as pd
+
+    n = 60
+    frame = pd.DataFrame(
+        {
+            "a": np.arange(n),
+            "b": np.arange(n) * 0.5,
+            "s": [None if i % 7 == 0 else f"v{i}" for i in range(n)],
+        }
+    )
+    with pd.HDFStore(path, "w", complevel=9, complib="bzip2", fletcher32=True) as store:
+        store.append("x", frame, data_columns=["a", "s"], min_itemsize={"s": 20}, nan_rep="NA")
+        store.append("x", frame, data_columns=["a", "s"])
+        store.append_to_multiple({"left": ["a", "b"], "right": None}, frame, selector="left")
+        text = pd.DataFrame({"u": ["ü", "日本語", "", "a" * 3000]})
+        store.put("text", text, format="table", data_columns=True, track_times=False)
+        copied = store.copy(str(path.with_name("copy.h5")), propindexes=True, keys=["/x"])
+        copied.close()
+        objects = pd.Series([1, "a", None, 2.5], dtype=object)
+        return answer(lambda: store.put("objects", objects, track_times=False))
+
+
+def _more_reads(path: Path) -> Iterator[tuple[str, Callable[[], Any]]]:
+    import numpy as np
+    import pandas as pd
+
+    def store_reads() -> Any:
+        with pd.HDFStore(path, "r") as store, np.printoptions(legacy="1.25"):
+            # hyperslab prints atoms' defaults as PyTables documents them (NumPy 1 style)
+            table = store.get_storer("x").table
+            return {
+                "x": store["x"],
+                "multiple": store.select_as_multiple(
+                    ["left", "right"], where=["a > 40"], selector="left"
+                ),
+                "terms": store.select("x", where=["a > 10", "a < 20", "s != 'v15'"]),
+                "missing": store.select("x", where="s == 'NA'", columns=["a"]),
+                "groups": sorted(g._v_pathname for g in store.groups()),
+                "walk": [(p, sorted(g), sorted(leaves)) for p, g, leaves in store.walk()],
+                "iterated": [len(c) for c in store.select("x", iterator=True, chunksize=33)],
+                "description": repr(table.description),
+                "filters": repr(table.filters),
+                "text where": store.select("text", where="u == '日本語'"),
+                "text": store["text"],
+            }
+
+    yield "HDFStore", store_reads
+
+    def copied() -> Any:
+        with pd.HDFStore(path.with_name("copy.h5"), "r") as store:
+            table = store.get_storer("x").table
+            return store.keys(), table.colindexed, store.select("x", where="a < 3")
+
+    yield "copy", copied
 
 
 def edit_store(path: Path) -> None:
@@ -270,6 +332,7 @@ READS: dict[str, Callable[[Path], Iterator[tuple[str, Callable[[], Any]]]]] = {
     "table.h5": _table_reads,
     "fixed.h5": _fixed_reads,
     "store.h5": _store_reads,
+    "more.h5": _more_reads,
 }
 
 
