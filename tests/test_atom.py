@@ -9,6 +9,7 @@ from typing import Any
 
 import h5py
 import numpy as np
+import pandas as pd
 import pytest
 import tables
 
@@ -331,6 +332,10 @@ ERRORS: dict[str, Factory] = {
     "dtype-void": lambda m: m.Atom.from_dtype(np.dtype("V4")),
     "dtype-object": lambda m: m.Atom.from_dtype(np.dtype("O")),
     "dtype-datetime": lambda m: m.Atom.from_dtype(np.dtype("M8[s]")),
+    # pandas' extension dtypes, as its fixed format asks for their atoms (ValueError: none)
+    "dtype-pandas-datetime-tz": lambda m: m.Atom.from_dtype(pd.DatetimeTZDtype("ns", "UTC")),
+    "dtype-pandas-categorical": lambda m: m.Atom.from_dtype(pd.CategoricalDtype(["a"])),
+    "dtype-pandas-period": lambda m: m.Atom.from_dtype(pd.PeriodDtype("D")),
     "enum-dflt-unknown": lambda m: m.EnumAtom(["a", "b"], "c", "int8"),
     "enum-float-base": lambda m: m.EnumAtom(["a", "b"], "a", "float64"),
     "enum-lacks-precision": lambda m: m.EnumAtom({"a": 1000}, "a", "int8"),
@@ -352,6 +357,13 @@ def test_errors_match_pytables(factory: Factory) -> None:
     with pytest.raises(exc_type) as info:
         factory(hs)
     assert str(info.value).startswith(message)  # ours may add the offending value
+
+
+def test_extension_dtypes_without_a_numpy_base_are_refused() -> None:
+    # PyTables fails on reading their missing ``.base``/``.shape`` (AttributeError).
+    for dtype in (pd.Int64Dtype(), pd.StringDtype(), pd.SparseDtype("float64")):
+        with pytest.raises(TypeError, match="Cannot interpret"):
+            hs.Atom.from_dtype(dtype)
 
 
 def test_error_messages_name_the_offending_value() -> None:

@@ -223,6 +223,19 @@ def test_is_pytables_file_of_a_pytables_file(tmp_path: Path) -> None:
     assert utilsextension.is_pytables_file(name) == "2.1"
 
 
+@needs_pytables
+def test_open_file_takes_the_keywords_pandas_passes(tmp_path: Path) -> None:
+    # pandas' HDFStore hands its errors= to open_file; PyTables keeps it in File.params.
+    with hyperslab.open_file(tmp_path / "a.h5", "w", errors="strict") as f:
+        assert f.params["ERRORS"] == "strict"
+    code = f"""
+import json, tables
+with tables.open_file({str(tmp_path / "a.h5")!r}, "r", errors="replace") as f:
+    print(json.dumps(f.params["ERRORS"]))
+"""
+    assert _run(code, as_tables=True) == _run(code, as_tables=False) == "replace"
+
+
 def test_open_file_takes_every_parameter_name(tmp_path: Path) -> None:
     with hyperslab.open_file(tmp_path / "a.h5", "w", allow_padding=False, MAX_BLOSC_THREADS=3,
                              COND_CACHE_SLOTS=5, max_numexpr_threads=2,

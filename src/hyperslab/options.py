@@ -17,6 +17,15 @@ DRIVERS = ("H5FD_SEC2", "H5FD_DIRECT", "H5FD_WINDOWS", "H5FD_STDIO", "H5FD_CORE"
 ``hdf5extension._supported_drivers``); whether HDF5 provides each one is asked when a
 file is opened (:mod:`hyperslab.storage.drivers`)."""
 
+PASSED_THROUGH = frozenset({"errors"})
+"""Keyword names that are no setting but that PyTables' clients pass to ``open_file``.
+
+PyTables keeps every keyword it is given in ``File.params`` (upper-cased) and ignores the
+ones it does not know; hyperslab refuses unknown names (a misspelt setting would otherwise
+be lost), except these: pandas' ``HDFStore`` passes its ``errors=`` (the text encoding
+policy of its own reading) on to ``open_file``.  They are kept for ``File.params`` only.
+"""
+
 
 @dataclasses.dataclass(frozen=True, slots=True)
 class FileOptions:
@@ -61,7 +70,8 @@ class FileOptions:
             Usually ``vars(hyperslab.parameters)``; names are matched case-insensitively and
             unknown names are ignored.
         overrides : Mapping[str, Any]
-            Keyword arguments given to ``open_file``; an unknown name raises ``TypeError``.
+            Keyword arguments given to ``open_file``; an unknown name raises ``TypeError``
+            (except those of :data:`PASSED_THROUGH`).
 
         Raises
         ------
@@ -69,8 +79,8 @@ class FileOptions:
             If an override names no known option.
         """
         known = {f.name for f in dataclasses.fields(cls)} - {"others"}
-        accepted = known | {name.lower() for name in defaults
-                            if name.isupper() and not name.startswith("_")}
+        accepted = known | PASSED_THROUGH | {name.lower() for name in defaults
+                                             if name.isupper() and not name.startswith("_")}
         values: dict[str, Any] = {}
         for name, value in defaults.items():
             if name.isupper() and not name.startswith("_"):

@@ -137,7 +137,7 @@ class Atom:
         >>> Atom.from_dtype(np.dtype(('int16', (2, 2))))
         Int16Atom(shape=(2, 2), dflt=0)
         """
-        dtype = np.dtype(dtype)
+        dtype = _numpy_dtype(dtype)
         base, shape = dtype.base, dtype.shape
         if base.names is not None:
             raise ValueError(f"compound data types are not supported: {dtype!r}")
@@ -273,6 +273,23 @@ class Atom:
         if not self._fixed_itemsize:
             args = f"itemsize={self.itemsize}, {args}"
         return f"{type(self).__name__}({args})"
+
+
+def _numpy_dtype(dtype: Any) -> np.dtype[Any]:
+    """``np.dtype(dtype)``, or the NumPy dtype an extension dtype is stored as.
+
+    pandas' extension dtypes (datetimes with a time zone, categoricals) are no NumPy dtypes
+    but name the NumPy dtype of their storage as ``.base``, which PyTables'
+    ``Atom.from_dtype`` reads: the atom (or the ValueError pandas expects when there is
+    none) is that of the base.  Anything else that NumPy cannot read raises its TypeError.
+    """
+    try:
+        return np.dtype(dtype)
+    except TypeError:
+        base = getattr(dtype, "base", None)
+        if isinstance(base, np.dtype) and getattr(dtype, "shape", None) == ():
+            return base
+        raise
 
 
 def _become_concrete(atom: Atom, itemsize: Any, shape: ShapeLike, dflt: Any) -> None:

@@ -13,19 +13,27 @@ default ``FILE_OPEN_POLICY``):
   File objects share HDF5's buffers, ours would not share their own).
 
 Opening a file ``'r'`` several times is allowed: nothing can change it.
+
+Files still open when the interpreter exits are closed then (:func:`close_at_exit`,
+registered with :mod:`atexit` when the first file opens), as PyTables does: pandas'
+``HDFStore`` objects, for one, are often never closed.
 """
 
 from __future__ import annotations
 
+import atexit
 import os
 import threading
+import warnings
 import weakref
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-__all__ = ["OPEN_POLICY", "OpenFiles", "check_and_register", "check_file_access", "open_files",
-           "unregister"]
+from hyperslab.errors import UnclosedFileWarning
+
+__all__ = ["OPEN_POLICY", "OpenFiles", "check_and_register", "check_file_access",
+           "close_at_exit", "open_files", "unregister"]
 
 OPEN_POLICY = "default"
 """PyTables' name for the rules above (its ``FILE_OPEN_POLICY``): ``"default"``, not
@@ -34,6 +42,7 @@ OPEN_POLICY = "default"
 _lock = threading.Lock()
 # Real path -> the File objects open on it (a File dropped without closing is forgotten).
 _open: dict[str, weakref.WeakSet[Any]] = {}
+_at_exit: list[bool] = []  # [True] once close_at_exit is registered with atexit
 
 
 def _key(filename: str) -> str:
@@ -78,6 +87,9 @@ def check_and_register(file: Any, filename: str, mode: str) -> None:
         if message is not None:
             raise ValueError(message)
         _open.setdefault(key, weakref.WeakSet()).add(file)
+        if not _at_exit:
+            atexit.register(close_at_exit)
+            _at_exit.append(True)
 
 
 def unregister(file: Any, filename: str) -> None:
@@ -134,6 +146,23 @@ class OpenFiles:
 
 open_files = OpenFiles()
 """The registry of open files (PyTables' ``tables.file._open_files``)."""
+
+
+def close_at_exit() -> None:
+    """Close every file still open, each with an :class:`UnclosedFileWarning` (PyTables'
+    exit hook).
+
+    Closing writes what only the File object holds: the rows still buffered by
+    ``Table.append``, the real state of the indexes kept dirty in the file while it is
+    open, and the removal of the flush marks (:mod:`hyperslab.nodes.files.flushguard`).
+    HDF5's own closing at exit would leave the rows out and the indexes dirty.
+    """
+    for file in open_files.handlers:
+        try:  # closed even where warnings are errors
+            warnings.warn(UnclosedFileWarning(f"Closing remaining open file: {file.filename}"),
+                          stacklevel=1)
+        finally:
+            file.close()
 
 
 def check_file_access(filename: str | os.PathLike[str], mode: str = "r") -> None:
