@@ -387,16 +387,18 @@ def indexable_column(table: Table, colpath: str) -> Column:
     """
     column = table.cols._f_col(colpath)  # KeyError naming the column
     where = f"column {colpath!r} of table {table._v_pathname}"
+    # "can not be indexed": PyTables' words, which its callers (and tests) look for.
     if not isinstance(column, Column):
-        raise TypeError(f"{where} is a nested group of columns and cannot be indexed")
+        raise TypeError(f"{where} is a nested group of columns: groups of columns can not "
+                        "be indexed")
     dtype = column.dtype
     if dtype.shape != ():
-        raise TypeError(f"{where} has multidimensional cells {dtype.shape} and cannot be "
-                        f"indexed")
+        raise TypeError(f"{where} has multidimensional cells {dtype.shape}: "
+                        "multidimensional columns can not be indexed")
     if dtype.kind == "c":
-        raise TypeError(f"{where} is complex ({dtype}) and cannot be indexed")
+        raise TypeError(f"{where} is {dtype}: complex columns can not be indexed")
     if dtype.kind not in "biufS":
-        raise TypeError(f"{where} has dtype {dtype}, which cannot be indexed")
+        raise TypeError(f"{where} has dtype {dtype}: columns of this type can not be indexed")
     return column
 
 
