@@ -178,3 +178,22 @@ def test_old_flavor_names_read_as_their_replacement(tmp_path: Path, stored: str)
     with hyperslab.open_file(str(path)) as f, tables.open_file(str(path)) as g:
         assert f.root.a.flavor == g.root.a.flavor
         assert f.root.a[:] == g.root.a[:] if stored != "numpy" else True
+
+
+# --------------------------------------------------- PyTables' private switches and arguments
+@both
+def test_indexing_in_queries_can_be_disabled(tmp_path: Path, lib: ModuleType) -> None:
+    with lib.open_file(str(tmp_path / "i.h5"), "w") as f:
+        t = f.create_table("/", "t", {"x": lib.Int32Col(), "y": lib.Float64Col()})
+        t.append([(i % 97, i / 3) for i in range(3000)])
+        t.cols.x.create_index(_blocksizes=(300, 60, 20, 5), _testmode=True, _verbose=False)
+        want = [r["y"] for r in t.where("(x > 3) & (x < 9)")]
+        assert t.will_query_use_indexing("(x > 3) & (x < 9)") == frozenset(["x"])
+        t._disable_indexing_in_queries()
+        assert t.will_query_use_indexing("(x > 3) & (x < 9)") == frozenset()
+        assert sorted(r["y"] for r in t.where("(x > 3) & (x < 9)")) == sorted(want)
+        assert t.get_where_list("x == 5").tolist() == [i for i in range(3000) if i % 97 == 5]
+        t._enable_indexing_in_queries()
+        assert t.will_query_use_indexing("(x > 3) & (x < 9)") == frozenset(["x"])
+        with pytest.raises(TypeError, match="can not be indexed"):
+            f.create_table("/", "c", {"c": lib.ComplexCol(16)}).cols.c.create_index()

@@ -406,6 +406,16 @@ class IndexedTable:
     """Index properties and methods of :class:`~hyperslab.nodes.tables.table.Table`."""
 
     _indexing_: TableIndexes | None = None
+    _enabled_indexing_in_queries = True
+    """Whether queries may use indexes (PyTables' switch, for its tests)."""
+
+    def _enable_indexing_in_queries(self) -> None:
+        """Let queries use the table's indexes again (the default)."""
+        self._enabled_indexing_in_queries = True
+
+    def _disable_indexing_in_queries(self) -> None:
+        """Make queries scan the table, as if it had no index (PyTables' switch)."""
+        self._enabled_indexing_in_queries = False
 
     @property
     def _indexing(self) -> TableIndexes:
@@ -421,7 +431,9 @@ class IndexedTable:
     def _usable_indexes(self, columns: Iterable[str] | None = None
                         ) -> dict[str, ColumnIndex]:
         """The indexes queries may use now, of ``columns`` if given (see
-        :meth:`TableIndexes.usable`)."""
+        :meth:`TableIndexes.usable`); none while indexing in queries is disabled."""
+        if not self._enabled_indexing_in_queries:
+            return {}
         return self._indexing.usable(columns)
 
     @property
