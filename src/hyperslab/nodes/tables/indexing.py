@@ -396,7 +396,7 @@ def indexable_column(table: Table, colpath: str) -> Column:
         raise TypeError(f"{where} has multidimensional cells {dtype.shape}: "
                         "multidimensional columns can not be indexed")
     if dtype.kind == "c":
-        raise TypeError(f"{where} is {dtype}: complex columns can not be indexed")
+        raise TypeError(f"{where} is complex ({dtype}): complex columns can not be indexed")
     if dtype.kind not in "biufS":
         raise TypeError(f"{where} has dtype {dtype}: columns of this type can not be indexed")
     return column
