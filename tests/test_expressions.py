@@ -1,4 +1,5 @@
-"""``hyperslab.Expr``: numexpr expressions over on-disk arrays, against NumPy in memory."""
+"""``hyperslab.Expr``: numexpr expressions over on-disk arrays, against PyTables' ``Expr``
+and NumPy in memory."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ from typing import Any
 import numexpr as ne
 import numpy as np
 import pytest
+import tables
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -62,7 +64,14 @@ def test_expressions_match_numexpr_in_memory(tmp_path_factory: pytest.TempPathFa
         if case["b_on_disk"]:
             disk_b = f.create_carray("/", "b", obj=b, filters=filters)
         expr = hyperslab.Expr(case["expression"], uservars={"a": disk_a, "b": disk_b, "c": c})
-        want = ne.evaluate(case["expression"], local_dict=memory)
+        # PyTables' Expr on the same arrays in memory is the oracle: it is numexpr's
+        # result, but where a length along dimension 0 is 1 and others are not (the
+        # shortest length wins there, as in PyTables, instead of NumPy's broadcast).
+        want = tables.Expr(case["expression"], uservars=memory).eval()
+        if np.ndim(want) == 0 or want.shape == ne.evaluate(case["expression"],
+                                                             local_dict=memory).shape:
+            np.testing.assert_allclose(want, ne.evaluate(case["expression"],
+                                                         local_dict=memory), rtol=1e-6)
         np.testing.assert_allclose(expr.eval(), want, rtol=1e-6)
         assert expr.dtype == want.dtype
         with np.errstate(all="ignore"):
@@ -71,7 +80,13 @@ def test_expressions_match_numexpr_in_memory(tmp_path_factory: pytest.TempPathFa
             np.testing.assert_allclose(expr.max(axis=case["axis"]), want.max(axis=case["axis"]))
         start, stop, step = case["range"]
         expr.set_inputs_range(start, stop, step)
-        np.testing.assert_allclose(expr.eval(), want[start:stop:step], rtol=1e-6)
+        oracle = tables.Expr(case["expression"], uservars=memory)
+        oracle.set_inputs_range(start, stop, step)
+        want = oracle.eval()  # want[start:stop:step], but for PyTables' empty ranges
+        np.testing.assert_allclose(expr.eval(), want, rtol=1e-6)
+        oracle = tables.Expr(case["expression"], uservars=memory)  # (its eval() changes
+        oracle.set_inputs_range(start, stop, step)  # what it iterates over: a fresh one)
+        assert [row.tolist() for row in expr] == [row.tolist() for row in oracle]
 
 
 def test_outputs_columns_and_the_callers_names(tmp_path: Path) -> None:
@@ -96,8 +111,13 @@ def test_outputs_columns_and_the_callers_names(tmp_path: Path) -> None:
         expr.set_output(memory_out)
         expr.eval()
         np.testing.assert_allclose(memory_out, want)
-        with pytest.raises(ValueError, match="shape"):
-            expr.set_output(np.empty(5))
+        short_out = np.zeros(5)  # PyTables' rule: only the rows an output holds
+        expr.set_output(short_out)
+        expr.eval()
+        np.testing.assert_allclose(short_out, want[:5])
+        expr.set_output(np.empty((300, 2)))
+        with pytest.raises(ValueError, match="Shape for out container does not match"):
+            expr.eval()
 
 
 def test_errors_come_before_any_work(tmp_path: Path) -> None:
@@ -116,3 +136,68 @@ def test_errors_come_before_any_work(tmp_path: Path) -> None:
             expr.set_inputs_range(0, 4, -1)
         assert repr(expr) == "Expr('a * 2') -> shape (4, 5), dtype float64"
         assert hyperslab.Expr("x + 1", uservars={"x": 2}).eval() == 3
+
+
+def _pytables_rules_script(lib: Any, path: Path) -> list[Any]:
+    """What PyTables' rules for Expr give: main dimensions, the shortest length, outputs
+    smaller, larger, in a range, appended to, iteration, numexpr's arguments, errors."""
+    seen: list[Any] = []
+    with lib.open_file(str(path), "w") as f:
+        a = np.arange(24, dtype="i4").reshape(2, 3, 4)
+        e1 = f.create_earray("/", "e1", atom=lib.Int32Atom(), shape=(2, 0, 4))
+        e1.append(a)
+        e1.append(a)  # (2, 6, 4), main dimension 1
+        e2 = f.create_earray("/", "e2", atom=lib.Int32Atom(), shape=(2, 0, 4))
+        e2.append(a)  # (2, 3, 4): the shortest along the main dimension
+        expr = lib.Expr("2 * e1 + e2 - 1", uservars={"e1": e1, "e2": e2})
+        seen += [expr.maindim, expr.eval().tolist(), [r.tolist() for r in expr]]
+        expr.set_inputs_range(1, 3)
+        seen.append(expr.eval().tolist())
+        c = f.create_carray("/", "c", obj=np.arange(10.0))
+        d = np.arange(20.0)
+        out = np.zeros(14)
+        expr = lib.Expr("c * d", uservars={"c": c, "d": d}, optimization="moderate")
+        expr.set_output(out)
+        expr.set_output_range(2, 14, 2)
+        expr.eval()
+        seen.append(out.tolist())
+        # (a fresh Expr for each output: PyTables' eval() changes the shape it keeps)
+        expr = lib.Expr("c * d", uservars={"c": c, "d": d})
+        small = np.zeros(4)
+        expr.set_output(small)
+        expr.eval()
+        seen.append(small.tolist())
+        app = f.create_earray("/", "app", atom=lib.Float64Atom(), shape=(0,))
+        app.append([-1.0])
+        expr = lib.Expr("c * d", uservars={"c": c, "d": d})
+        expr.set_output(app, append_mode=True)
+        expr.eval()
+        seen.append(app[:].tolist())
+        expr = lib.Expr("c * d", uservars={"c": c, "d": d})
+        expr.set_output(np.zeros((10, 2)))
+        with pytest.raises(ValueError):
+            expr.eval()
+        seen.append(lib.Expr("2 * x + y", uservars={"x": 3, "y": np.int16(2)}).eval().tolist())
+        t = f.create_table("/", "t", {"x": lib.Int32Col(), "y": lib.Float64Col()})
+        t.append([(i, i / 2) for i in range(5)])
+        colout = f.create_table("/", "t2", {"r": lib.Float64Col()})
+        colout.append([(0.0,)] * 5)
+        expr = lib.Expr("x * y", uservars={"x": t.cols.x, "y": t.cols.y})
+        expr.set_output(colout.cols.r)
+        expr.eval()
+        seen.append(colout.cols.r[:].tolist())
+        with pytest.raises(TypeError):
+            lib.Expr("t + 1", uservars={"t": t})
+        with pytest.raises(NotImplementedError):
+            lib.Expr("u + 1", uservars={"u": np.arange(3, dtype="u8")})
+        with pytest.raises(IndexError):
+            lib.Expr("c * 2", uservars={"c": c}).set_output_range(0, 1)
+        with pytest.raises(ValueError):
+            lib.Expr("c * 2", uservars={"c": c}).set_output(np.zeros(10), append_mode=True)
+    return seen
+
+
+def test_pytables_rules_as_pytables(tmp_path: Path) -> None:
+    ours = _pytables_rules_script(hyperslab, tmp_path / "ours.h5")
+    theirs = _pytables_rules_script(tables, tmp_path / "theirs.h5")
+    assert ours == theirs

@@ -230,13 +230,35 @@ def finish_read(plan: SelectionPlan, data: AnyArray, item_shape: Shape = ()) -> 
     return data
 
 
+def broadcast_value(value: Any, shape: Shape) -> AnyArray:
+    """``value`` as a read-only view of ``shape``, by NumPy's rule for assignments:
+    broadcasting, after dropping the leading dimensions of length 1 that ``shape`` lacks
+    (``a[...] = b`` works for ``a`` of shape (3, 4) and ``b`` of shape (1, 3, 4)).
+
+    Raises
+    ------
+    ValueError
+        If the value does not broadcast to ``shape``.
+
+    Examples
+    --------
+    >>> broadcast_value(np.ones((1, 1, 2)), (3, 2)).shape
+    (3, 2)
+    """
+    array = np.asarray(value)
+    extra = array.ndim - len(shape)
+    if extra > 0 and all(dim == 1 for dim in array.shape[:extra]):
+        array = array.reshape(array.shape[extra:])
+    return np.broadcast_to(array, shape)
+
+
 def prepare_write(plan: SelectionPlan, value: AnyArray, item_shape: Shape = ()) -> AnyArray:
     """Broadcast ``value`` to the selection and reorder it to match ``plan.h5key``.
 
     With repeated indices the last value given for an index wins, as in NumPy.
     ``item_shape`` is the shape of each element (trailing axes of ``value``).
     """
-    value = np.broadcast_to(value, plan.result_shape + item_shape)
+    value = broadcast_value(value, plan.result_shape + item_shape)
     if plan.front_axis is not None:
         value = np.moveaxis(value, 0, plan.front_axis)
     value = value.reshape(_without_new_axes(plan) + item_shape)

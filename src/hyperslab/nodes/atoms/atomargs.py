@@ -16,6 +16,7 @@ from typing import Any, TypeAlias
 import numpy as np
 
 from hyperslab._typing import Shape
+from hyperslab.chunked.selection import broadcast_value
 
 ShapeLike: TypeAlias = int | np.integer[Any] | Sequence[int]
 """An atom shape: an int ``N`` (same as ``(N,)``) or a sequence of ints."""
@@ -101,13 +102,13 @@ def _normalize_default(value: Any, dtype: np.dtype[Any]) -> Any:
     if default.ndim == 0:
         return default[()]
     try:
-        np.broadcast_to(default, dtype.shape)
+        broadcast_value(default, dtype.shape)
     except ValueError:
         raise ValueError(
             f"default value {value!r} (shape {default.shape}) does not broadcast "
             f"to the atom shape {dtype.shape}"
         ) from None
-    return default
+    return default  # kept as given, as PyTables keeps it: ((1, 1),) for shape (2,)
 
 
 _INIT_ARG_NAMES: dict[type, tuple[str, ...]] = {}

@@ -108,6 +108,21 @@ def check_flavor(flavor: str) -> None:
             f"system are: {', '.join(all_flavors)}")
 
 
+def stored_flavor(value: Any) -> str:
+    """The flavor a ``FLAVOR`` attribute value stands for: an old name's replacement, the
+    internal flavor for a missing or unavailable one (as PyTables reads it).
+
+    Examples
+    --------
+    >>> stored_flavor("Tuple"), stored_flavor(b"python"), stored_flavor(None)
+    ('python', 'python', 'numpy')
+    """
+    if isinstance(value, bytes):
+        value = value.decode("ascii", "replace")
+    flavor = alias_map.get(value, value) if isinstance(value, str) else None
+    return flavor if flavor in all_flavors else internal_flavor
+
+
 def array_of_flavor2(array: Any, src_flavor: str, dst_flavor: str) -> Any:
     """``array`` (of ``src_flavor``) converted to ``dst_flavor``.
 
@@ -195,4 +210,5 @@ __all__ = [
     "alias_map", "all_flavors", "array_as_internal", "array_of_flavor", "array_of_flavor2",
     "check_flavor", "converter_map", "description_map", "flavor_of", "flavor_to_flavor",
     "identifier_map", "internal_flavor", "internal_to_flavor", "restrict_flavors",
+    "stored_flavor",
 ]

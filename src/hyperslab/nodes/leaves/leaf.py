@@ -20,6 +20,12 @@ from hyperslab.codecs.pipeline import FilterStep, pipeline_to_filters
 from hyperslab.nodes.atoms.atom import Atom
 from hyperslab.nodes.atoms.atom_hdf5 import atom_from_hdf5_dtype
 from hyperslab.nodes.leaves.directchunk import DirectChunking
+from hyperslab.nodes.leaves.flavor import (
+    check_flavor,
+    internal_flavor,
+    internal_to_flavor,
+    stored_flavor,
+)
 from hyperslab.nodes.leaves.rwlock import ReadWriteLock
 from hyperslab.nodes.tree.compat import LeafCompat, PlainNode
 from hyperslab.storage import attributes as raw
@@ -232,11 +238,31 @@ class Leaf(DirectChunking, LeafCompat, PlainNode):
 
     @property
     def flavor(self) -> str:
-        """The flavor of read results: 'numpy' or 'python' (PyTables' FLAVOR)."""
+        """The flavor of read results: 'numpy' or 'python' (lists and Python scalars).
+
+        Kept in the ``FLAVOR`` attribute, as PyTables does: setting it writes the
+        attribute, deleting it removes the attribute (back to 'numpy').
+
+        Raises
+        ------
+        FlavorError
+            When set to something else than 'numpy' or 'python'.
+        """
         if self._flavor is None:
-            value = raw.read_string_attribute(self._g_h5id, "FLAVOR")
-            self._flavor = value if value in ("numpy", "python") else "numpy"
+            self._flavor = stored_flavor(raw.read_string_attribute(self._g_h5id, "FLAVOR"))
         return self._flavor
+
+    @flavor.setter
+    def flavor(self, flavor: str) -> None:
+        self._g_check_writable()
+        check_flavor(flavor)
+        self._v_attrs.FLAVOR = flavor
+        self._flavor = flavor
+
+    @flavor.deleter
+    def flavor(self) -> None:
+        del self._v_attrs.FLAVOR
+        self._flavor = internal_flavor
 
     def _g_attr_changed(self, name: str) -> None:
         if name == "FLAVOR":
@@ -256,10 +282,16 @@ class Leaf(DirectChunking, LeafCompat, PlainNode):
             return data
         return data.astype(data.dtype.newbyteorder("="))
 
-    def _flavored(self, data: AnyArray) -> Any:
+    def _flavored(self, data: Any) -> Any:
+        """``data`` (an array or NumPy scalar) in the leaf's flavor."""
         if self.flavor == "python":
-            return data.tolist()
+            return internal_to_flavor(data, "python")
         return data
+
+    def _check_out_flavor(self) -> None:
+        if self.flavor != "numpy":
+            raise TypeError(f"Optional 'out' argument may only be supplied if array flavor "
+                            f"is 'numpy', currently is {self.flavor}")
 
     def __getitem__(self, key: Selection) -> Any:
         """Read a selection: ints, slices (any step), Ellipsis, index lists and masks."""
@@ -272,11 +304,12 @@ class Leaf(DirectChunking, LeafCompat, PlainNode):
                 data = self._native(read_selection(self._dataset, key, engine))
         if item is not None:
             if type(value) is not np.ndarray and value.dtype.isnative:
-                return value
+                return self._flavored(value)
             data = self._native(np.asarray(value))
-            return data[()] if data.ndim == 0 else self._flavored(data)
+            return self._flavored(data[()] if data.ndim == 0 else data)
         if data.ndim == 0 and self.shape != () and not _has_ellipsis(key):
-            return data[()]  # NumPy: ints only give a scalar, an Ellipsis a 0-d array
+            # NumPy: ints only give a scalar, an Ellipsis a 0-d array
+            return self._flavored(data[()])
         return self._flavored(data)
 
     def read(
@@ -300,6 +333,8 @@ class Leaf(DirectChunking, LeafCompat, PlainNode):
         ValueError
             If ``out`` has the wrong shape or dtype, or is not C-contiguous.
         """
+        if out is not None:
+            self._check_out_flavor()
         key: list[Any] = [slice(None)] * self.ndim
         if key:
             key[self.maindim] = slice(start, stop, step)
@@ -345,7 +380,8 @@ class Leaf(DirectChunking, LeafCompat, PlainNode):
                 block = self._native(read_selection(self._dataset, tuple(key),
                                                     self._engine))
             for i in range(len(part)):
-                yield block.take(i, axis=maindim) if block.ndim > 1 else block[i]
+                yield self._flavored(block.take(i, axis=maindim) if block.ndim > 1
+                                     else block[i])
 
     def __iter__(self) -> Iterator[Any]:
         return self.iterrows()

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import numpy as np
 
 from hyperslab._typing import AnyArray, Shape
+from hyperslab.chunked.selection import broadcast_value
 from hyperslab.chunked.tiles import Uniform
 from hyperslab.nodes.atoms.description import Description, field_of
 from hyperslab.nodes.atoms.tablelayout import names_by_offset
@@ -284,7 +285,7 @@ class Column(Reducible):
         cell = self._dtype
         base, shape = cell.subdtype if cell.subdtype is not None else (cell, ())
         array = np.asarray(value, dtype=base)
-        return np.broadcast_to(array, (count, *shape))
+        return broadcast_value(array, (count, *shape))
 
     def __iter__(self) -> Iterator[Any]:
         """Iterate over the values, reading the table in blocks."""

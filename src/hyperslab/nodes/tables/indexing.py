@@ -387,16 +387,18 @@ def indexable_column(table: Table, colpath: str) -> Column:
     """
     column = table.cols._f_col(colpath)  # KeyError naming the column
     where = f"column {colpath!r} of table {table._v_pathname}"
+    # "can not be indexed": PyTables' words, which its callers (and tests) look for.
     if not isinstance(column, Column):
-        raise TypeError(f"{where} is a nested group of columns and cannot be indexed")
+        raise TypeError(f"{where} is a nested group of columns: groups of columns can not "
+                        "be indexed")
     dtype = column.dtype
     if dtype.shape != ():
-        raise TypeError(f"{where} has multidimensional cells {dtype.shape} and cannot be "
-                        f"indexed")
+        raise TypeError(f"{where} has multidimensional cells {dtype.shape}: "
+                        "multidimensional columns can not be indexed")
     if dtype.kind == "c":
-        raise TypeError(f"{where} is complex ({dtype}) and cannot be indexed")
+        raise TypeError(f"{where} is complex ({dtype}): complex columns can not be indexed")
     if dtype.kind not in "biufS":
-        raise TypeError(f"{where} has dtype {dtype}, which cannot be indexed")
+        raise TypeError(f"{where} has dtype {dtype}: columns of this type can not be indexed")
     return column
 
 
@@ -404,6 +406,16 @@ class IndexedTable:
     """Index properties and methods of :class:`~hyperslab.nodes.tables.table.Table`."""
 
     _indexing_: TableIndexes | None = None
+    _enabled_indexing_in_queries = True
+    """Whether queries may use indexes (PyTables' switch, for its tests)."""
+
+    def _enable_indexing_in_queries(self) -> None:
+        """Let queries use the table's indexes again (the default)."""
+        self._enabled_indexing_in_queries = True
+
+    def _disable_indexing_in_queries(self) -> None:
+        """Make queries scan the table, as if it had no index (PyTables' switch)."""
+        self._enabled_indexing_in_queries = False
 
     @property
     def _indexing(self) -> TableIndexes:
@@ -419,7 +431,9 @@ class IndexedTable:
     def _usable_indexes(self, columns: Iterable[str] | None = None
                         ) -> dict[str, ColumnIndex]:
         """The indexes queries may use now, of ``columns`` if given (see
-        :meth:`TableIndexes.usable`)."""
+        :meth:`TableIndexes.usable`); none while indexing in queries is disabled."""
+        if not self._enabled_indexing_in_queries:
+            return {}
         return self._indexing.usable(columns)
 
     @property

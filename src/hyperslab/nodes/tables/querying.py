@@ -10,7 +10,7 @@ layer contract in ``pyproject.toml`` declares.  Each passes ``depth=1``: without
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from hyperslab._typing import AnyArray
 
@@ -45,20 +45,23 @@ class QueryableTable:
         field: str | None = None, start: int | None = None, stop: int | None = None,
         step: int | None = None,
     ) -> AnyArray:
-        """The rows (or column ``field``) that fulfil ``condition``, as an array."""
+        """The rows (or column ``field``) that fulfil ``condition``, in the table's flavor."""
         from hyperslab.compute import queries
 
-        return queries.read_where(self, condition, condvars, field, start, stop, step, depth=1)
+        rows = queries.read_where(self, condition, condvars, field, start, stop, step, depth=1)
+        return cast("Table", self)._flavored(rows)
 
     def get_where_list(
         self, condition: str, condvars: dict[str, Any] | None = None, sort: bool = False,
         start: int | None = None, stop: int | None = None, step: int | None = None,
     ) -> AnyArray:
-        """The coordinates (int64) of the rows that fulfil ``condition``."""
+        """The coordinates (int64) of the rows that fulfil ``condition``, in the table's
+        flavor."""
         from hyperslab.compute import queries
 
-        return queries.get_where_list(self, condition, condvars, sort, start, stop, step,
-                                      depth=1)
+        coords = queries.get_where_list(self, condition, condvars, sort, start, stop, step,
+                                        depth=1)
+        return cast("Table", self)._flavored(coords)
 
     def append_where(
         self, dstTable: Table, condition: str,  # PyTables' name

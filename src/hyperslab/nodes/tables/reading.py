@@ -92,6 +92,8 @@ class ReadableTable(TablePart):
         ValueError
             If ``out`` does not fit the result.
         """
+        if out is not None:
+            self._check_out_flavor()
         io = self._ready()
         rows = _rows_of(slice(start, stop, step), io.nrows)
         if field is not None:
@@ -155,12 +157,12 @@ class ReadableTable(TablePart):
         nrows = io.nrows
         if isinstance(key, (int, np.integer)):
             index = self._row_number(key)
-            return io.read_span(index, index + 1)[0]
+            return self._flavored(io.read_span(index, index + 1)[0])
         if isinstance(key, slice):
             rows = _rows_of(key, nrows)
             return self._flavored(io.read_rows(rows.start, rows.stop, rows.step))
-        if isinstance(key, (list, np.ndarray)):
-            return self.read_coordinates(key)
+        if isinstance(key, (list, np.ndarray)):  # always NumPy, as in PyTables
+            return self._field(io.read_points(self._coords(key, nrows)), None)
         raise TypeError(f"invalid index or slice for a table: {key!r:.80}")
 
     # ------------------------------------------------------------------ iterating

@@ -89,6 +89,9 @@ class Row:
                 if len(self._updates) >= _UPDATE_FLUSH_ROWS:
                     self._flush_updates()
         finally:
+            if self._records is not None and self._i >= 0:
+                # The last row read stays readable after the loop, as in PyTables.
+                self._wrec[...] = self._records[self._i]
             self._iterating = False
             self._records = None
             self._columns = {}
@@ -155,7 +158,10 @@ class Row:
         if not isinstance(key, str):
             key = (self._wrec.dtype.names or ())[key]
         value = field_of(self._wrec, key)
-        return value[()] if value.ndim == 0 else value.copy()
+        if value.ndim:
+            return value.copy()
+        # Python scalars, as rows being iterated give them (and PyTables' Row gives both).
+        return value[()] if value.dtype.names is not None else value.item()
 
     def __setitem__(self, key: Any, value: Any) -> None:
         """Set field ``key`` of the current row (iteration) or of the row to append."""
