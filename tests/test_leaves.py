@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import h5py
 import numpy as np
 import pytest
+import tables
 
 import hyperslab
 from hyperslab.errors import FiltersWarning
@@ -178,3 +180,30 @@ def test_flavor_follows_the_flavor_attribute(h5file: hyperslab.File) -> None:
     assert arr.flavor == "python" and arr[:] == [0, 1, 2]
     del arr.attrs.FLAVOR
     assert arr.flavor == "numpy"
+
+
+@pytest.mark.parametrize("lib", [hyperslab, tables], ids=["hyperslab", "pytables"])
+def test_read_out_checks_as_pytables(tmp_path: Path, lib: Any) -> None:
+    """``read(out=...)``: PyTables' messages (size in bytes first, then C order) and an
+    ``out`` in the other byte order takes the values (PyTables reads into it)."""
+    data = np.arange(20.0)
+    with lib.open_file(str(tmp_path / "o.h5"), "w") as f:
+        arr = f.create_array("/", "a", data)
+        swapped = np.empty(20, dtype=">f8")
+        assert arr.read(out=swapped) is swapped
+        np.testing.assert_array_equal(swapped, data)
+        for size in [10, 21]:
+            with pytest.raises(ValueError, match="output array size invalid, got"):
+                arr.read(0, 20, 1, np.empty(size))
+        with pytest.raises(ValueError, match="output array not C contiguous"):
+            arr.read(0, 20, 2, np.empty(20)[::2])
+        t = f.create_table("/", "t", np.dtype([("i", "<i4"), ("s", "S1")]))
+        t.append([(i, b"x") for i in range(6)])
+        with pytest.raises(ValueError, match="array must be in system's byteorder"):
+            t.read(out=np.empty(6, dtype=[("i", ">i4"), ("s", "S1")]))
+        with pytest.raises(ValueError, match="output array size invalid, got"):
+            t.read(out=np.empty(5, dtype=t.dtype))
+        with pytest.raises(ValueError, match="output array size invalid, got"):
+            t.read(field="i", out=np.empty(7, dtype="<i4"))
+        with pytest.raises(ValueError, match="output array not C contiguous"):
+            t.read(0, 6, 2, out=np.empty(6, dtype=t.dtype)[::2])
