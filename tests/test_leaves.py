@@ -207,3 +207,33 @@ def test_read_out_checks_as_pytables(tmp_path: Path, lib: Any) -> None:
             t.read(field="i", out=np.empty(7, dtype="<i4"))
         with pytest.raises(ValueError, match="output array not C contiguous"):
             t.read(0, 6, 2, out=np.empty(6, dtype=t.dtype)[::2])
+
+
+def _enum_leaves(lib: Any, path: Path) -> None:
+    with lib.open_file(str(path), "w") as f:
+        e = f.create_earray("/", "e", lib.EnumAtom(["a", "b", "c"], "b", base="uint8"), (0,))
+        e.append(np.array([0, 1, 2], "u1"))
+        f.create_carray("/", "c", lib.EnumAtom({"x": 3, "y": 5}, "y", base="int32"), (4,),
+                        byteorder="big")
+        f.create_array("/", "plain", [1, 2])
+
+
+@pytest.mark.parametrize("writer", [hyperslab, tables], ids=["hyperslab", "pytables"])
+def test_enum_arrays_are_hdf5_enums(tmp_path: Path, writer: Any) -> None:
+    """EArrays and CArrays of enumerated atoms are HDF5 enum datasets (members in PyTables'
+    order, default first) that either library reads back, with ``get_enum``."""
+    path = tmp_path / "enum.h5"
+    _enum_leaves(writer, path)
+    seen = {}
+    for lib in [hyperslab, tables]:
+        with lib.open_file(str(path)) as f:
+            seen[lib.__name__] = [(dict(f.root.e.get_enum()), f.root.e.read().tolist(),
+                                   dict(f.root.c.get_enum()), f.root.c.read().tolist())]
+            with pytest.raises(TypeError, match="not of an enumerated type"):
+                f.root.plain.get_enum()
+    assert seen["hyperslab"] == seen["tables"]
+    with h5py.File(path) as h5:
+        assert list(h5py.check_enum_dtype(h5["e"].dtype)) == ["b", "a", "c"]
+        if writer is hyperslab:  # PyTables stores a big-endian enum's values byteswapped
+            assert h5py.check_enum_dtype(h5["c"].dtype) == {"y": 5, "x": 3}
+            assert h5["c"].dtype.byteorder == ">" and h5["c"].fillvalue == 5
