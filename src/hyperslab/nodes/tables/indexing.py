@@ -416,10 +416,10 @@ def indexable_column(table: Table, colpath: str) -> Column:
     dtype = column.dtype
     # PyTables' words ("... columns can not be indexed"): its tests look for them.
     if dtype.shape != ():
-        raise TypeError(f"{where} has cells of shape {dtype.shape}: multidimensional "
-                        f"columns can not be indexed")
+        raise TypeError(f"{where} has multidimensional cells {dtype.shape}: "
+                        f"multidimensional columns can not be indexed")
     if dtype.kind == "c":
-        raise TypeError(f"{where} is {dtype}: complex columns can not be indexed")
+        raise TypeError(f"{where} is complex ({dtype}): complex columns can not be indexed")
     if dtype.kind not in "biufS":
         raise TypeError(f"{where} has dtype {dtype}: such columns can not be indexed")
     return column
