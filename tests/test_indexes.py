@@ -583,3 +583,50 @@ def test_an_index_without_its_arrays_is_a_clear_error(tmp_path: Path) -> None:
     with hyperslab.open_file(tmp_path / "t.h5") as f:
         with pytest.raises(HDF5ExtError, match="no 'indices' dataset"):
             f.root.t.get_where_list("i > 3")
+
+
+@pytest.mark.parametrize("lib", [hyperslab, tables], ids=["hyperslab", "pytables"])
+def test_pytables_index_counters_and_query_switch(tmp_path: Path, lib: Any) -> None:
+    """PyTables' testing hooks behave alike in both libraries: ``_indexedrows`` and
+    ``_unsaved_indexedrows`` count the rows in and out of the indexes,
+    ``flush_rows_to_index`` adds appended rows to clean indexes before the next flush,
+    appends with ``autoindex`` off make the indexes dirty, and
+    ``_disable_indexing_in_queries`` makes queries scan (same results)."""
+    data = _data(400, 5)
+    with lib.open_file(str(tmp_path / "t.h5"), "w") as f:
+        table = f.create_table("/", "t", DTYPE, chunkshape=(50,))
+        table.append(data[:200])
+        table.cols.i.create_index()
+        assert (table._indexedrows, table._unsaved_indexedrows) == (200, 0)
+        assert table._v_dtype == table.description._v_dtype
+        table.append(data[200:300])
+        assert table.flush_rows_to_index() > 0
+        assert (table._indexedrows, table._unsaved_indexedrows) == (300, 0)
+        assert not table.cols.i.index.dirty and table.cols.i.index.nelements == 300
+        assert table.flush_rows_to_index() == 0
+        expected = _expected(data[:300], "(i > 2) & (i < 9)", {}, (None,) * 3)
+        assert table.will_query_use_indexing("(i > 2) & (i < 9)") == frozenset({"i"})
+        table._disable_indexing_in_queries()
+        assert table.will_query_use_indexing("(i > 2) & (i < 9)") == frozenset()
+        np.testing.assert_array_equal(table.get_where_list("(i > 2) & (i < 9)"), expected)
+        table._enable_indexing_in_queries()
+        assert table.will_query_use_indexing("(i > 2) & (i < 9)") == frozenset({"i"})
+        np.testing.assert_array_equal(table.get_where_list("(i > 2) & (i < 9)"), expected)
+        table.autoindex = False
+        table.append(data[300:])
+        table.flush_rows_to_index()
+        table.flush()
+        assert table.cols.i.index.dirty and table.cols.i.index.nelements == 300
+        assert (table._indexedrows, table._unsaved_indexedrows) == (300, 100)
+        table.reindex_dirty()
+    with lib.open_file(str(tmp_path / "t.h5")) as f:
+        assert f.root.t._indexedrows == 400 and f.root.t._unsaved_indexedrows == 0
+
+
+def test_unindexable_columns_say_so_in_pytables_words(tmp_path: Path) -> None:
+    """PyTables' tests skip unindexable columns by the words "can not be indexed"."""
+    with hyperslab.open_file(tmp_path / "c.h5", "w") as f:
+        table = f.create_table("/", "t", np.dtype([("c", "c16"), ("m", "f8", (2,))]))
+        for name in ["c", "m"]:
+            with pytest.raises(TypeError, match="columns can not be indexed"):
+                table.cols._f_col(name).create_index()

@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import h5py
 import numpy as np
 import pytest
+import tables
 
 import hyperslab
 from hyperslab.errors import FiltersWarning
@@ -178,3 +180,60 @@ def test_flavor_follows_the_flavor_attribute(h5file: hyperslab.File) -> None:
     assert arr.flavor == "python" and arr[:] == [0, 1, 2]
     del arr.attrs.FLAVOR
     assert arr.flavor == "numpy"
+
+
+@pytest.mark.parametrize("lib", [hyperslab, tables], ids=["hyperslab", "pytables"])
+def test_read_out_checks_as_pytables(tmp_path: Path, lib: Any) -> None:
+    """``read(out=...)``: PyTables' messages (size in bytes first, then C order) and an
+    ``out`` in the other byte order takes the values (PyTables reads into it)."""
+    data = np.arange(20.0)
+    with lib.open_file(str(tmp_path / "o.h5"), "w") as f:
+        arr = f.create_array("/", "a", data)
+        swapped = np.empty(20, dtype=">f8")
+        assert arr.read(out=swapped) is swapped
+        np.testing.assert_array_equal(swapped, data)
+        for size in [10, 21]:
+            with pytest.raises(ValueError, match="output array size invalid, got"):
+                arr.read(0, 20, 1, np.empty(size))
+        with pytest.raises(ValueError, match="output array not C contiguous"):
+            arr.read(0, 20, 2, np.empty(20)[::2])
+        t = f.create_table("/", "t", np.dtype([("i", "<i4"), ("s", "S1")]))
+        t.append([(i, b"x") for i in range(6)])
+        with pytest.raises(ValueError, match="array must be in system's byteorder"):
+            t.read(out=np.empty(6, dtype=[("i", ">i4"), ("s", "S1")]))
+        with pytest.raises(ValueError, match="output array size invalid, got"):
+            t.read(out=np.empty(5, dtype=t.dtype))
+        with pytest.raises(ValueError, match="output array size invalid, got"):
+            t.read(field="i", out=np.empty(7, dtype="<i4"))
+        with pytest.raises(ValueError, match="output array not C contiguous"):
+            t.read(0, 6, 2, out=np.empty(6, dtype=t.dtype)[::2])
+
+
+def _enum_leaves(lib: Any, path: Path) -> None:
+    with lib.open_file(str(path), "w") as f:
+        e = f.create_earray("/", "e", lib.EnumAtom(["a", "b", "c"], "b", base="uint8"), (0,))
+        e.append(np.array([0, 1, 2], "u1"))
+        f.create_carray("/", "c", lib.EnumAtom({"x": 3, "y": 5}, "y", base="int32"), (4,),
+                        byteorder="big")
+        f.create_array("/", "plain", [1, 2])
+
+
+@pytest.mark.parametrize("writer", [hyperslab, tables], ids=["hyperslab", "pytables"])
+def test_enum_arrays_are_hdf5_enums(tmp_path: Path, writer: Any) -> None:
+    """EArrays and CArrays of enumerated atoms are HDF5 enum datasets (members in PyTables'
+    order, default first) that either library reads back, with ``get_enum``."""
+    path = tmp_path / "enum.h5"
+    _enum_leaves(writer, path)
+    seen = {}
+    for lib in [hyperslab, tables]:
+        with lib.open_file(str(path)) as f:
+            seen[lib.__name__] = [(dict(f.root.e.get_enum()), f.root.e.read().tolist(),
+                                   dict(f.root.c.get_enum()), f.root.c.read().tolist())]
+            with pytest.raises(TypeError, match="not of an enumerated type"):
+                f.root.plain.get_enum()
+    assert seen["hyperslab"] == seen["tables"]
+    with h5py.File(path) as h5:
+        assert list(h5py.check_enum_dtype(h5["e"].dtype)) == ["b", "a", "c"]
+        if writer is hyperslab:  # PyTables stores a big-endian enum's values byteswapped
+            assert h5py.check_enum_dtype(h5["c"].dtype) == {"y": 5, "x": 3}
+            assert h5["c"].dtype.byteorder == ">" and h5["c"].fillvalue == 5

@@ -31,6 +31,12 @@ def _file_type(dtype: np.dtype[Any]) -> h5t.TypeID:
     if dtype.subdtype is not None:
         base, shape = dtype.subdtype
         return h5t.array_create(_file_type(base), shape)
+    members = None if dtype.metadata is None else dtype.metadata.get("enum")
+    if members is not None:  # members in the dict's order (h5py's own type sorts them)
+        htype = h5t.enum_create(_file_type(np.dtype(dtype.str)))
+        for name, value in members.items():
+            htype.enum_insert(name.encode("utf-8", "surrogateescape"), int(value))
+        return htype
     return h5t.py_create(dtype, logical=True)
 
 
@@ -81,7 +87,8 @@ def create_dataset(
     shape : tuple of int
         The initial shape; ``()`` makes a scalar dataspace.
     dtype : numpy.dtype
-        The element type (bool is stored as an 8-bit bitfield, as PyTables does).
+        The element type (bool is stored as an 8-bit bitfield, as PyTables does; h5py's
+        ``{"enum": members}`` metadata makes an HDF5 enum type, its members in that order).
     maxshape : sequence of int or None, optional
         The maximum shape; ``None`` entries are unlimited.
     chunks : tuple of int, optional

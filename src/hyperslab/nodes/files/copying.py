@@ -54,8 +54,8 @@ _LEAF_OPTIONS = frozenset(
 """Options that may change what a leaf's copy holds (any of them: copied node by node)."""
 _TABLE_OPTIONS = frozenset({"sortby", "checkCSI", "propindexes"})
 _OPTIONS = _LEAF_OPTIONS | {"stats", "use_hardlinks", "address_map"}
-_GROUP_OWN = frozenset({"CLASS", "VERSION", "TITLE", "FILTERS"})
-"""A group's system attributes that its copy writes itself."""
+_GROUP_OWN = frozenset({"TITLE", "FILTERS"})
+"""A group's system attributes that its copy writes itself (from the copy's options)."""
 
 
 def check_options(kwargs: dict[str, Any]) -> None:
@@ -194,9 +194,10 @@ def _copy_group(group: Group, target: Group, newname: str, recursive: bool,
         filters = group._v_filters
     new = _owner(target)._new_group(target, newname, group._v_title if title is None else title,
                                     filters)
-    if options.get("copyuserattrs", True):
-        names = [n for n in raw.attribute_names(group._g_h5id) if n not in _GROUP_OWN]
-        raw.copy_attributes(group._g_h5id, new._g_h5id, names)
+    if options.get("copyuserattrs", True):  # CLASS and VERSION too, as PyTables
+        names = group._v_attrs._g_copied_names(new._v_file._options.pytables_sys_attrs)
+        raw.copy_attributes(group._g_h5id, new._g_h5id,
+                            [n for n in names if n not in _GROUP_OWN])
     _count(options, "groups")
     if recursive:
         rest = {k: v for k, v in options.items() if k != "title"}
@@ -332,8 +333,11 @@ def _copy_leaf_with_options(leaf: Leaf, target: Group, newname: str,
             data = np.asarray(data, dtype=leaf.dtype)
         new = _new_array(leaf, file, target, newname, data, title, filters, options)
         nbytes = int(math.prod(leaf.shape)) * leaf.dtype.itemsize
-    if options.get("copyuserattrs", True):
-        raw.copy_attributes(leaf._g_h5id, new._g_h5id, list(leaf.attrs._v_attrnamesuser))
+    if options.get("copyuserattrs", True):  # CLASS, VERSION, FLAVOR... too, as PyTables
+        names = leaf.attrs._g_copied_names(new._v_file._options.pytables_sys_attrs)
+        raw.copy_attributes(leaf._g_h5id, new._g_h5id, names)
+        for name in names:
+            new._v_attrs._changed(name)
     if raw.has_attribute(leaf._g_h5id, "FLAVOR"):  # the flavor is always copied
         raw.copy_attributes(leaf._g_h5id, new._g_h5id, ["FLAVOR"])
         new._g_attr_changed("FLAVOR")

@@ -35,7 +35,8 @@ The rules, per :class:`~hyperslab.nodes.files.file.File` (one :class:`FlushGuard
    leaf opened with more rows than its mark lost its writer after appending them and
    before a flush: :class:`~hyperslab.errors.UnflushedRowsWarning` names those rows, which
    may hold the fill value.  The mark then stays (across clean closes too) until the leaf
-   is truncated to at most the marked rows.
+   is truncated to at most the marked rows.  ``node.attrs`` lists only the node's own
+   attributes, never the mark (:data:`~hyperslab.nodes.tree.attributeset.HIDDEN_ATTRS`).
 4. **Indexes that a session builds or changes are dirty in the file until it is
    closed.**  Their ``DIRTY`` attribute is set, and flushed, when they are built and
    before their table or they first change (an index that covers fewer rows than its

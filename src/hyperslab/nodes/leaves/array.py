@@ -9,6 +9,7 @@ import numpy as np
 from hyperslab._typing import AnyArray
 from hyperslab.chunked.access import write_selection
 from hyperslab.errors import HDF5ExtError
+from hyperslab.nodes.atoms.enum import Enum
 from hyperslab.nodes.leaves.leaf import Leaf, check_value_type
 from hyperslab.nodes.leaves.reducible import Reducible, TileReadable
 from hyperslab.storage import attributes as raw
@@ -29,6 +30,20 @@ class Array(Reducible, TileReadable, Leaf):
 
     _c_classid: ClassVar[str] = "ARRAY"
     _c_version: ClassVar[str] = "2.4"
+
+    def get_enum(self) -> Enum:
+        """The :class:`Enum` of the array's atom (PyTables' ``Array.get_enum``).
+
+        Raises
+        ------
+        TypeError
+            If the atom is not an enumerated one.
+        """
+        atom = self.atom
+        if atom.kind != "enum":
+            raise TypeError(f"array ``{self._v_pathname}`` is not of an enumerated type")
+        enum: Enum = atom.enum  # type: ignore[attr-defined]
+        return enum
 
 
 class CArray(Array):

@@ -161,6 +161,16 @@ def check_blockshape(blockshape: Any, chunkshape: Shape, filters: Filters) -> Sh
     return blocks
 
 
+def enum_members(atom: Atom) -> dict[str, int]:
+    """The members of an enumerated atom in the order PyTables gives its HDF5 enum type
+    (the default member first, then the others in the Enum's order)."""
+    enum = atom.enum  # type: ignore[attr-defined]
+    default = atom._defname  # type: ignore[attr-defined]
+    members = {default: int(enum[default])}
+    members.update((name, int(value)) for name, value in enum if name != default)
+    return members
+
+
 def create_chunked_dataset(
     parent_id: Any,
     name: str,
@@ -179,6 +189,8 @@ def create_chunked_dataset(
     the dataset has the leaf's ``shape`` and each element holds ``atom.shape`` values.
     """
     base = with_byteorder(atom.dtype.base, byteorder)
+    if atom.kind == "enum":  # an HDF5 enum type, as PyTables writes it
+        base = np.dtype(base, metadata={"enum": enum_members(atom)})
     dtype = np.dtype((base, atom.shape)) if atom.shape else base
     if extdim is None:
         maxshape: list[int | None] = list(compute_maxshape_carray(shape, chunkshape))

@@ -95,6 +95,28 @@ def _has_ellipsis(key: Any) -> bool:
     return key is Ellipsis or (isinstance(key, tuple) and any(k is Ellipsis for k in key))
 
 
+def check_out(out: AnyArray, data: AnyArray) -> None:
+    """Check that ``out`` can take ``data`` (a leaf's read): PyTables' checks and messages
+    first (size in bytes, then C order), then shape and dtype, whose byte order may differ.
+
+    Raises
+    ------
+    ValueError
+        If it cannot.
+    """
+    if out.nbytes != data.nbytes:
+        raise ValueError(f"output array size invalid, got {out.nbytes} bytes, need "
+                         f"{data.nbytes} bytes: it does not match the selection's shape "
+                         f"{data.shape} and dtype {data.dtype}")
+    if not out.flags.c_contiguous:
+        raise ValueError("output array not C contiguous")
+    if out.shape != data.shape or out.dtype.newbyteorder("=") != data.dtype.newbyteorder("="):
+        raise ValueError(
+            f"output array of shape {out.shape} and dtype {out.dtype} does not match "
+            f"the selection's shape {data.shape} and dtype {data.dtype}"
+        )
+
+
 class Leaf(DirectChunking, LeafCompat, PlainNode):
     """Base class of the data-holding nodes.
 
@@ -331,7 +353,8 @@ class Leaf(DirectChunking, LeafCompat, PlainNode):
         Raises
         ------
         ValueError
-            If ``out`` has the wrong shape or dtype, or is not C-contiguous.
+            If ``out`` has the wrong size (PyTables' "output array size invalid"), is not
+            C-contiguous, or has another shape or dtype (byte order aside).
         """
         if out is not None:
             self._check_out_flavor()
@@ -347,14 +370,8 @@ class Leaf(DirectChunking, LeafCompat, PlainNode):
         if out is not None:
             if data is out:  # decoded straight into it
                 return out
-            if not out.flags.c_contiguous:
-                raise ValueError("output array must be C-contiguous")
-            if out.shape != data.shape or out.dtype != data.dtype:
-                raise ValueError(
-                    f"output array of shape {out.shape} and dtype {out.dtype} does not match "
-                    f"the selection's shape {data.shape} and dtype {data.dtype}"
-                )
-            out[...] = data
+            check_out(out, data)
+            out[...] = data  # in out's byte order, as PyTables
             return out
         return self._flavored(data)
 

@@ -242,6 +242,30 @@ class TableIndexes:
         finally:
             self._syncing = False
 
+    def flush_to_index(self) -> int:
+        """Write the buffered rows and bring the indexes up to date as ``autoindex`` says
+        (:meth:`sync`), then add the rows that clean indexes still lack; return how many
+        rows the first index gained."""
+        table = self.table
+        if not self.indexes:
+            return 0
+        table._check_writable_table()
+        with table._exclusive():
+            first = next(iter(self.indexes.values()))
+            before = first.nelements
+            table._flush_rows()  # syncs: merges appended rows, or marks indexes dirty
+            io = table._io
+            nrows = io.nrows
+            behind = [index for index in self.indexes.values()
+                      if not index.dirty and index.nelements < nrows]
+            table._v_file._guard.protect(behind)  # dirty in the file while they change
+            for index in behind:
+                def read(lo: int, hi: int, path: str = index.colpath) -> Any:
+                    return np.ascontiguousarray(field_of(io.read_span(lo, hi), path))
+
+                index.catch_up(read, nrows)
+            return max(0, self.indexes.get(first.colpath, first).nelements - before)
+
     def usable(self, columns: Iterable[str] | None = None) -> dict[str, ColumnIndex]:
         """The indexes a query may use now: clean, covering every row and searchable (of
         ``columns`` only, if given: on a read-only file, only those are opened).
@@ -392,6 +416,7 @@ def indexable_column(table: Table, colpath: str) -> Column:
         raise TypeError(f"{where} is a nested group of columns: groups of columns can not "
                         "be indexed")
     dtype = column.dtype
+    # PyTables' words ("... columns can not be indexed"): its tests look for them.
     if dtype.shape != ():
         raise TypeError(f"{where} has multidimensional cells {dtype.shape}: "
                         "multidimensional columns can not be indexed")
@@ -406,17 +431,6 @@ class IndexedTable:
     """Index properties and methods of :class:`~hyperslab.nodes.tables.table.Table`."""
 
     _indexing_: TableIndexes | None = None
-    _enabled_indexing_in_queries = True
-    """Whether queries may use indexes (PyTables' switch, for its tests)."""
-
-    def _enable_indexing_in_queries(self) -> None:
-        """Let queries use the table's indexes again (the default)."""
-        self._enabled_indexing_in_queries = True
-
-    def _disable_indexing_in_queries(self) -> None:
-        """Make queries scan the table, as if it had no index (PyTables' switch)."""
-        self._enabled_indexing_in_queries = False
-
     @property
     def _indexing(self) -> TableIndexes:
         indexing = self._indexing_
@@ -428,6 +442,10 @@ class IndexedTable:
         """The leaf column ``colpath``, if an index can hold it (see :func:`indexable_column`)."""
         return indexable_column(cast("Table", self), colpath)
 
+    _enabled_indexing_in_queries: bool = True
+    """Whether queries may use indexes (PyTables' flag, for testing: see
+    :meth:`_disable_indexing_in_queries`)."""
+
     def _usable_indexes(self, columns: Iterable[str] | None = None
                         ) -> dict[str, ColumnIndex]:
         """The indexes queries may use now, of ``columns`` if given (see
@@ -435,6 +453,40 @@ class IndexedTable:
         if not self._enabled_indexing_in_queries:
             return {}
         return self._indexing.usable(columns)
+
+    def _disable_indexing_in_queries(self) -> None:
+        """Make queries scan the table even where an index could serve them (PyTables'
+        switch, meant for tests that compare indexed and in-kernel results)."""
+        self._enabled_indexing_in_queries = False
+
+    def _enable_indexing_in_queries(self) -> None:
+        """Let queries use indexes again (undoes :meth:`_disable_indexing_in_queries`)."""
+        self._enabled_indexing_in_queries = True
+
+    @property
+    def _indexedrows(self) -> int:
+        """Rows held by the table's indexes (PyTables' counter: those of the first
+        indexed column; 0 without indexes)."""
+        indexes = self._indexing.indexes
+        table = self._indexing.table
+        for path in table.colpathnames:
+            if path in indexes:
+                return int(indexes[path].nelements)
+        return 0
+
+    @property
+    def _unsaved_indexedrows(self) -> int:
+        """Rows of the table not yet in its indexes (PyTables' counter)."""
+        return self._indexing.table.nrows - self._indexedrows
+
+    def flush_rows_to_index(self, _lastrow: bool = True) -> int:
+        """Write the buffered rows and add them to the indexes that are not dirty now
+        rather than at the next flush; return how many rows were added (PyTables' method).
+
+        With :attr:`autoindex` off, appended rows make the indexes dirty instead (as in
+        PyTables); dirty indexes are left as they are (:meth:`reindex_dirty` rebuilds them).
+        """
+        return self._indexing.flush_to_index()
 
     @property
     def colindexed(self) -> dict[str, bool]:

@@ -113,8 +113,19 @@ class ReadableTable(TablePart):
         out: AnyArray, nrows: int, dtype: np.dtype[Any], shape: Shape | None = None
     ) -> None:
         expected = shape if shape is not None else (nrows,)
-        if not isinstance(out, np.ndarray) or not out.flags.c_contiguous:
-            raise ValueError("output array must be a C-contiguous NumPy array")
+        if not isinstance(out, np.ndarray):
+            raise ValueError(f"the output array must be a NumPy array, not {type(out)}")
+        # PyTables' checks and messages first: byte order, size in bytes, C order.
+        if not out.dtype.isnative:
+            raise ValueError("output array must be in system's byteorder or results will "
+                             "be incorrect")
+        need = dtype.itemsize * int(np.prod(expected))
+        if out.nbytes != need:
+            raise ValueError(f"output array size invalid, got {out.nbytes} bytes, need "
+                             f"{need} bytes: it does not fit the result of shape {expected} "
+                             f"and dtype {dtype}")
+        if not out.flags.c_contiguous:
+            raise ValueError("output array not C contiguous")
         if out.shape != expected or out.dtype != dtype:
             raise ValueError(
                 f"output array of shape {out.shape} and dtype {out.dtype} does not fit the "

@@ -169,6 +169,11 @@ class Table(QueryableTable, ModifiableTable, ReadableTable, IndexedTable, Leaf):
         return self._io.dtype
 
     @property
+    def _v_dtype(self) -> np.dtype[Any]:
+        """The NumPy dtype of the description (PyTables' spelling of :attr:`dtype`)."""
+        return self.description._v_dtype
+
+    @property
     def byteorder(self) -> str:
         """Byte order of the rows in the file: 'little', 'big', 'mixed' or 'irrelevant'.
 

@@ -12,7 +12,7 @@ import numpy as np
 from hyperslab.codecs.filters import Filters
 from hyperslab.errors import DataTypeWarning
 from hyperslab.nodes.members import is_member, member_failed
-from hyperslab.nodes.tree.naming import not_utf8
+from hyperslab.nodes.tree.naming import check_attribute_name, not_utf8
 from hyperslab.storage import attributes as raw
 
 if TYPE_CHECKING:
@@ -22,14 +22,21 @@ SYS_ATTRS = frozenset(
     {
         "CLASS", "VERSION", "TITLE", "NROWS", "EXTDIM", "ENCODING", "PYTABLES_FORMAT_VERSION",
         "FLAVOR", "FILTERS", "AUTO_INDEX", "DIRTY", "NODE_TYPE", "NODE_TYPE_VERSION",
-        "PSEUDOATOM", "HS_FLUSHED_ROWS",
+        "PSEUDOATOM",
     }
 )
-"""PyTables' system attribute names (plus every name starting with ``FIELD_``), and
-hyperslab's flush mark (:data:`hyperslab.nodes.files.flushguard.MARK`)."""
+"""PyTables' system attribute names (plus every name starting with ``FIELD_``)."""
 
-READ_ONLY_ATTRS = frozenset({"CLASS", "VERSION", "EXTDIM", "NROWS", "PYTABLES_FORMAT_VERSION"})
-"""System attributes users may not set or delete through ``attrs``."""
+HIDDEN_ATTRS = frozenset({"HS_FLUSHED_ROWS"})
+"""hyperslab's own bookkeeping in the file, left out of every listing of ``attrs``:
+the flush mark (:data:`hyperslab.nodes.files.flushguard.MARK`), which a session writes on
+the leaves it changes and removes when it closes the file.  PyTables lists only the
+attributes that belong to the node (its own system ones and the user's), and a listing
+must not change with whether the file was flushed or closed since.  It can still be read
+by name (``attrs.HS_FLUSHED_ROWS``, to diagnose a file a killed writer left), and only the
+flush guard writes it: setting, renaming or deleting it through ``attrs`` raises
+``AttributeError``."""
+
 
 NOT_COPIED_ATTRS = frozenset(
     {"CLASS", "VERSION", "TITLE", "NROWS", "EXTDIM", "PYTABLES_FORMAT_VERSION", "FILTERS",
@@ -85,11 +92,26 @@ class AttributeSet:
         return []
 
     def _check_writable(self, name: str) -> None:
+        """Refuse writes to a closed node or a read-only file.
+
+        As in PyTables, every attribute may be set, renamed or deleted, system ones
+        included (``CLASS``, ``VERSION``, ``NROWS``...): the node object keeps its class
+        for this session, and the next session loads the node by what the file then says
+        (an unknown or missing ``CLASS`` by PyTables' heuristics).  Only hyperslab's flush
+        mark (:data:`HIDDEN_ATTRS`) is refused, with ``AttributeError``.
+        """
         self._node._g_check_writable()
-        if name in READ_ONLY_ATTRS:
+        if name in HIDDEN_ATTRS:
             raise AttributeError(
-                f"attribute ``{name}`` of node ``{self._node._v_pathname}`` is read-only"
+                f"attribute ``{name}`` of node ``{self._node._v_pathname}`` is hyperslab's "
+                f"flush mark, which only hyperslab writes"
             )
+
+    def _changed(self, name: str) -> None:
+        """Tell the node that attribute ``name`` was written, renamed or deleted."""
+        if name == "CLASS":
+            self._node._v__class_value = None  # read from the file from now on
+        self._node._g_attr_changed(name)
 
     # -------------------------------------------------------------- listing
     @property
@@ -107,7 +129,7 @@ class AttributeSet:
         that holds such names warns with a :class:`~hyperslab.errors.DataTypeWarning`.
         h5py lists such a name as ``bytes``.
         """
-        names = sorted(raw.attribute_names(self._oid))
+        names = self._g_listed()
         odd = not_utf8(names)
         if odd:
             warnings.warn(
@@ -115,6 +137,10 @@ class AttributeSet:
                 f"are listed with surrogate escapes for their stray bytes: {odd!r}",
                 DataTypeWarning, stacklevel=2)
         return names
+
+    def _g_listed(self) -> list[str]:
+        """The names in the file, sorted, but hyperslab's own (:data:`HIDDEN_ATTRS`)."""
+        return sorted(n for n in raw.attribute_names(self._oid) if n not in HIDDEN_ATTRS)
 
     @property
     def _v_attrnamessys(self) -> list[str]:
@@ -150,19 +176,23 @@ class AttributeSet:
         return iter(self._v_attrnames)
 
     def __len__(self) -> int:
-        return len(raw.attribute_names(self._oid))
+        return len(self._g_listed())
 
     def __contains__(self, name: object) -> bool:
-        return isinstance(name, str) and raw.has_attribute(self._oid, name)
+        return (isinstance(name, str) and name != "" and name not in HIDDEN_ATTRS
+                and raw.has_attribute(self._oid, name))
 
     def __dir__(self) -> list[str]:
-        return sorted(set(super().__dir__()) | set(raw.attribute_names(self._oid)))
+        """Members and the attribute names that are Python identifiers (tab completion,
+        as PyTables)."""
+        names = set(super().__dir__()) | set(self._g_listed())
+        return sorted(n for n in names if n.isidentifier())
 
     # -------------------------------------------------------------- access
     def _f_getattr(self, name: str) -> Any:
         """Get attribute ``name`` (``AttributeError`` if missing)."""
         if name == "CLASS" and self._node._v__class_value is not None:
-            return self._node._v__class_value  # read when the node was loaded; read-only
+            return self._node._v__class_value  # read when the node was loaded
         try:
             value = raw.read_attribute(self._oid, name)
         except KeyError:
@@ -188,8 +218,7 @@ class AttributeSet:
 
     def _f_setattr(self, name: str, value: Any) -> None:
         """Set attribute ``name`` to ``value``."""
-        if not isinstance(name, str) or not name:
-            raise ValueError(f"attribute names must be non-empty strings, not {name!r}")
+        check_attribute_name(name)  # TypeError, ValueError, NaturalNameWarning as PyTables
         self._check_writable(name)
         self._g_logged_write(name, lambda: raw.write_attribute(self._oid, name, value))
 
@@ -203,7 +232,7 @@ class AttributeSet:
         if logged and raw.has_attribute(self._oid, name):
             file._attr_to_shadow(node, name)
         write()
-        node._g_attr_changed(name)
+        self._changed(name)
         if logged:
             file._log("ADDATTR", node._v_pathname, name)
 
@@ -225,7 +254,7 @@ class AttributeSet:
             node._v_file._attr_to_shadow(node, name)
             return
         raw.delete_attribute(self._oid, name)
-        node._g_attr_changed(name)
+        self._changed(name)
 
     def __delattr__(self, name: str) -> None:
         self._f_delattr(name)
@@ -259,8 +288,20 @@ class AttributeSet:
             self._f_delattr(oldattrname)
             return
         raw.rename_attribute(self._oid, oldattrname, newattrname)
-        self._node._g_attr_changed(oldattrname)
-        self._node._g_attr_changed(newattrname)
+        self._changed(oldattrname)
+        self._changed(newattrname)
+
+    def _g_copied_names(self, sys_attrs: bool) -> list[str]:
+        """The attributes a copy of the node carries (PyTables' ``_g_copy`` with
+        ``copyclass``): the user ones, and with ``sys_attrs`` (the file's
+        ``PYTABLES_SYS_ATTRS``) the system ones that do not describe the node's own layout
+        (``FLAVOR``, ``NODE_TYPE``...) plus ``CLASS`` and ``VERSION``, whatever they say."""
+        names = self._v_attrnames
+        if not sys_attrs:
+            return [n for n in names if not is_sys_attr(n)]
+        return [n for n in names
+                if not is_sys_attr(n) or n in ("CLASS", "VERSION")
+                or (n not in NOT_COPIED_ATTRS and not n.startswith("FIELD_"))]
 
     def _f_copy(self, where: Node) -> None:
         """Copy the user attributes and the copyable system ones to node ``where``."""
@@ -326,6 +367,18 @@ class NoAttributes(AttributeSet):
         raise AttributeError(
             f"Attribute ``{oldattrname}`` does not exist in node: ``{self._node._v_pathname}``"
         )
+
+    def _g_copied_names(self, sys_attrs: bool) -> list[str]:
+        """The attributes a copy of the node carries (PyTables' ``_g_copy`` with
+        ``copyclass``): the user ones, and with ``sys_attrs`` (the file's
+        ``PYTABLES_SYS_ATTRS``) the system ones that do not describe the node's own layout
+        (``FLAVOR``, ``NODE_TYPE``...) plus ``CLASS`` and ``VERSION``, whatever they say."""
+        names = self._v_attrnames
+        if not sys_attrs:
+            return [n for n in names if not is_sys_attr(n)]
+        return [n for n in names
+                if not is_sys_attr(n) or n in ("CLASS", "VERSION")
+                or (n not in NOT_COPIED_ATTRS and not n.startswith("FIELD_"))]
 
     def _f_copy(self, where: Node) -> None:
         """Nothing to copy."""

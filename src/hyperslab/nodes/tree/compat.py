@@ -9,7 +9,7 @@ them to every node class but the groups.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from hyperslab.nodes.tree.node import Node
 
@@ -125,6 +125,18 @@ class LeafCompat:
     @property
     def _v_objectid(self) -> int:
         return id(self)
+
+    def get_attr(self, name: str) -> Any:
+        """Return the node's attribute ``name`` (``_f_getattr``)."""
+        return cast("Node", self)._f_getattr(name)
+
+    def set_attr(self, name: str, value: Any) -> None:
+        """Set the node's attribute ``name`` to ``value`` (``_f_setattr``)."""
+        cast("Node", self)._f_setattr(name, value)
+
+    def del_attr(self, name: str) -> None:
+        """Delete the node's attribute ``name`` (``_f_delattr``)."""
+        cast("Node", self)._f_delattr(name)
 
 
 class FileAttrsCompat:
