@@ -25,6 +25,7 @@ import hyperslab
 from hyperslab.compute import queries
 from hyperslab.compute.indexing import search as indexed
 from hyperslab.compute.indexing.matchcache import MatchCache
+from hyperslab.compute.indexing.plan import ValueSet
 from hyperslab.errors import HDF5ExtError
 
 DTYPE = np.dtype([("i", "<i4"), ("f", "<f8"), ("s", "S3"), ("b", "?"), ("u", "<u2")])
@@ -630,3 +631,35 @@ def test_unindexable_columns_say_so_in_pytables_words(tmp_path: Path) -> None:
         for name in ["c", "m"]:
             with pytest.raises(TypeError, match="columns can not be indexed"):
                 table.cols._f_col(name).create_index()
+
+
+def test_and_leaves_out_parts_that_would_remove_few_candidates(
+        tmp_path: Path, force_index: list[int], monkeypatch: pytest.MonkeyPatch) -> None:
+    """In an ``&``, a part with more than INTERSECT_SHARE of the rows and INTERSECT_RATIO
+    times the candidates of the smaller parts is not looked up (its entries are not read);
+    a selective one still is; both give the scan's rows (the whole condition is evaluated
+    on every candidate)."""
+    looked_up: list[str] = []
+    real = indexed.candidate_rows
+
+    def spy(node: Any, *args: Any, **kwargs: Any) -> Any:
+        if isinstance(node, ValueSet):
+            looked_up.append(node.column)
+        return real(node, *args, **kwargs)
+
+    monkeypatch.setattr(indexed, "candidate_rows", spy)
+    data = _data(20_000, 11)
+    data["i"] = np.arange(len(data)) // 10  # a ramp: 10 rows a value
+    with hyperslab.open_file(tmp_path / "t.h5", "w") as f:
+        table = f.create_table("/", "t", DTYPE, chunkshape=(500,))
+        table.append(data)
+        table.cols.i.create_index()  # medium: bucketed candidates
+        table.cols.u.create_index()
+        for condition, used in [("(i >= 100) & (i < 110) & (u < 20)", ["i"]),
+                                ("(i >= 100) & (i < 200) & (u == 3)", ["u", "i"])]:
+            looked_up.clear()
+            before = len(force_index)
+            np.testing.assert_array_equal(table.get_where_list(condition),
+                                          _expected(data, condition, {}, (None,) * 3))
+            assert len(force_index) == before + 1
+            assert looked_up == used, condition

@@ -16,6 +16,13 @@ index positions before any row number is read) and spread over most of the chunk
 query scans instead.  Candidates clustered in a few chunks (a table sorted by the column)
 are read however many they are.
 
+An ``&`` intersects its parts' candidates, the smallest part first; a part with more than
+:data:`INTERSECT_SHARE` of the rows indexed and :data:`INTERSECT_RATIO` times the candidates
+already found is left out: it would remove few of them (a bucketed index's candidates for a
+quarter of the values of a column out of order are usually every row) for the price of
+reading and sorting all its entries, and the condition is evaluated on every candidate
+anyway.
+
 Plans are cached (:data:`PLAN_CACHE_SLOTS`) by condition, operand types and values and the
 set of indexed columns, so a repeated query plans once.
 """
@@ -33,8 +40,8 @@ from hyperslab.compute.conditions import BoundCondition
 from hyperslab.compute.indexing.plan import And, IndexPlan, Or, PlanNode, ValueSet, plan_condition
 from hyperslab.nodes.indexes.store import sorted_unique
 
-__all__ = ["PLAN_CACHE_SLOTS", "SCAN_CHUNK_SHARE", "SCAN_SHARE", "candidate_batches",
-           "candidate_rows", "read_batches", "used_columns"]
+__all__ = ["INTERSECT_RATIO", "INTERSECT_SHARE", "PLAN_CACHE_SLOTS", "SCAN_CHUNK_SHARE",
+           "SCAN_SHARE", "candidate_batches", "candidate_rows", "read_batches", "used_columns"]
 
 SCAN_SHARE = 0.02
 """Up to this share of the rows examined, candidates are always read through the index
@@ -44,6 +51,14 @@ by 1.4-2x, 10% spread over every chunk lost by 1.5-3x)."""
 SCAN_CHUNK_SHARE = 0.25
 """Above :data:`SCAN_SHARE`, candidates are read only if they lie in at most this share of
 the chunks examined; else the query scans."""
+
+INTERSECT_SHARE = 0.25
+"""An ``&`` part with more entries than this share of the rows indexed (and see
+:data:`INTERSECT_RATIO`) is not intersected with the candidates of the smaller parts."""
+
+INTERSECT_RATIO = 16
+"""An ``&`` part with more entries than this many times the candidates found so far (and
+see :data:`INTERSECT_SHARE`) is not intersected with them."""
 
 PLAN_CACHE_SLOTS = 256
 """Plans kept by :func:`_plan`."""
@@ -126,12 +141,15 @@ def candidate_rows(node: PlanNode, indexes: Mapping[str, Any],
         return index.candidate_rows(_runs(node, index, memo))
     if isinstance(node, And):
         # The smallest part first: every intersection is then at most that big.
-        ordered = sorted(node.parts, key=lambda part: _count(part, indexes, memo))
-        rows = candidate_rows(ordered[0], indexes, memo)
-        for part in ordered[1:]:
-            if len(rows) == 0:
-                break
-            rows = np.intersect1d(rows, candidate_rows(part, indexes, memo),
+        counts = sorted((_count(part, indexes, memo), number)
+                        for number, part in enumerate(node.parts))
+        rows = candidate_rows(node.parts[counts[0][1]], indexes, memo)
+        indexed = min(index.nelements for index in indexes.values())
+        for count, number in counts[1:]:
+            if len(rows) == 0 or count > max(INTERSECT_SHARE * indexed,
+                                              INTERSECT_RATIO * len(rows)):
+                break  # this part (and the larger ones after it) would remove few rows
+            rows = np.intersect1d(rows, candidate_rows(node.parts[number], indexes, memo),
                                   assume_unique=True)
         return rows
     assert isinstance(node, Or)
