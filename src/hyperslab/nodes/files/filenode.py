@@ -86,6 +86,24 @@ def _check_attributes(node: Any) -> None:
         raise ValueError(f"unsupported type version of node object: {version}")
 
 
+def _version_of(node: Any) -> int:
+    """The checked ``NODE_TYPE_VERSION`` of ``node`` (PyTables 1.x stored it as a 1-array)."""
+    _check_attributes(node)
+    return int(np.asarray(node.attrs.NODE_TYPE_VERSION).ravel()[0])
+
+
+def _child_path(where: Any, name: str | None) -> str:
+    """The path of child ``name`` of ``where`` (a group or a path), as get_node joins it.
+
+    Joined here so that a name which is not a Python identifier (a stored file's name) is
+    looked up without a NaturalNameWarning, as in PyTables.
+    """
+    parent = where._v_pathname if isinstance(where, Group) else os.fspath(where)
+    if name is None:
+        return parent
+    return parent.rstrip("/") + "/" + name
+
+
 class RawPyTablesIO(io.RawIOBase):
     """Raw binary I/O on a file node (an EArray of ``uint8`` in an open file).
 
@@ -105,7 +123,7 @@ class RawPyTablesIO(io.RawIOBase):
             raise TypeError('the "node" parameter should be a tables.EArray')
         if not isinstance(node.atom, UInt8Atom):
             raise TypeError('only nodes with atom "UInt8Atom" are allowed')
-        _check_attributes(node)
+        version = _version_of(node)
         if mode is None:
             mode = node._v_file.mode
         else:
@@ -118,7 +136,7 @@ class RawPyTablesIO(io.RawIOBase):
         self._node: EArray | None = node
         self._mode = mode
         self._pos = 0
-        self._version = int(node.attrs.NODE_TYPE_VERSION)
+        self._version = version
         self._shape_of_size = _SHAPE_OF_SIZE[self._version]
 
     @property
@@ -460,7 +478,7 @@ def save_to_filenode(
     h5 = open_file(h5file, "a") if not isinstance(h5file, File) else h5file
     try:
         try:
-            h5.get_node(where, name)
+            h5.get_node(_child_path(where, name))
         except NoSuchNodeError:
             pass
         else:
@@ -480,7 +498,7 @@ def save_to_filenode(
 def _find_filenode(h5: File, where: Any, name: str | None) -> ROFileNode:
     """Open the node ``name`` under ``where``, or the first whose ``_filename`` is ``name``."""
     try:
-        return ROFileNode(h5.get_node(where, name))  # type: ignore[arg-type]
+        return ROFileNode(h5.get_node(_child_path(where, name)))  # type: ignore[arg-type]
     except NoSuchNodeError:
         for candidate in h5.walk_nodes(where, classname="EArray"):
             if getattr(candidate._v_attrs, "_filename", None) == name:
