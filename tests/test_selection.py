@@ -116,7 +116,7 @@ def test_scalar_broadcast_write(h5file: hyperslab.File) -> None:
         ((0, 0, 0), "too many indices"),
         (([0, 9],), "out of bounds"),
         ((np.array([True, False]),), "does not match"),
-        (([0], [1]), "only one index array"),
+        ((np.array([[0, 1]]),), "only 1-D index arrays"),
         ((1.5,), "valid indices"),
         ((..., ...), "single ellipsis"),
     ],

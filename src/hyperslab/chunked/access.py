@@ -16,7 +16,12 @@ from hyperslab.chunked.allocation import check_result_size
 from hyperslab.chunked.engine import ChunkEngine, RawKind
 from hyperslab.chunked.gather import selected_coords, spans_more_chunks
 from hyperslab.chunked.regions import Box, box_of, box_shape
-from hyperslab.chunked.selection import finish_read, plan_selection, prepare_write
+from hyperslab.chunked.selection import (
+    broadcast_value,
+    finish_read,
+    plan_selection,
+    prepare_write,
+)
 from hyperslab.storage.datasets import Dataset
 
 
@@ -55,6 +60,8 @@ def read_selection(
     # selection touches, whatever the selection.  Unfiltered chunks gain nothing over
     # HDF5's copy, except single items (see ChunkEngine.read_item).
     fast = engine is not None and engine.kind is RawKind.BLOSC2
+    if plan.points is not None:
+        return finish_read(plan, _read_points(dataset, plan.points), item_shape)
     if plan.mask is not None:
         everything = tuple(slice(None) for _ in shape)
         if fast and engine is not None and (engine.serves_key(everything)
@@ -124,6 +131,35 @@ def _read_through_box(dataset: Dataset, h5key: tuple[Any, ...], shape: Shape) ->
     return dataset.read(tuple(box))[tuple(inner)]
 
 
+def _points_box(dataset: Dataset, points: AnyArray) -> tuple[slice, ...]:
+    """The bounding box of ``points``, refused if too big to hold in memory."""
+    low, high = points.min(axis=0), points.max(axis=0) + 1
+    check_result_size(tuple(int(n) for n in high - low), dataset.dtype.itemsize,
+                      f"the bounding box of a point selection of {dataset.name!r}")
+    return tuple(slice(int(lo), int(hi)) for lo, hi in zip(low, high, strict=True))
+
+
+def _read_points(dataset: Dataset, points: AnyArray) -> AnyArray:
+    """The elements at ``points`` (``(n, ndim)``, in bounds), as a 1-D array: an HDF5
+    point selection, or for object dtypes (which HDF5 point reads cannot fill) their
+    bounding box."""
+    if not dataset.dtype.hasobject:
+        return dataset.read_elements(points)
+    box = _points_box(dataset, points)
+    low = np.array([b.start for b in box], dtype=np.int64)
+    return dataset.read(box)[tuple((points - low).T)]
+
+
+def _write_points(dataset: Dataset, points: AnyArray, values: AnyArray) -> None:
+    """Write ``values`` (one per point, in order; the last wins for a repeated point) at
+    ``points`` by rewriting their bounding box."""
+    box = _points_box(dataset, points)
+    low = np.array([b.start for b in box], dtype=np.int64)
+    data = dataset.read(box)
+    data[tuple((points - low).T)] = values
+    dataset.write(box, data)
+
+
 def _fits(out: AnyArray, shape: Shape, dtype: np.dtype[Any]) -> bool:
     """Whether the engine may decode a box of ``shape`` and ``dtype`` straight into ``out``."""
     return (
@@ -155,6 +191,19 @@ def write_selection(
         dataset.write((), np.broadcast_to(array, _item_shape(dtype)).copy())
         return
     plan = plan_selection(key, dataset.shape)
+    if plan.points is not None:
+        item_shape = _item_shape(dtype)
+        try:
+            values = broadcast_value(array, plan.result_shape + item_shape)
+        except ValueError as exc:
+            raise ValueError(
+                f"could not broadcast a value of shape {array.shape} to the selection of "
+                f"shape {plan.result_shape + item_shape}"
+            ) from exc
+        if not plan.empty:
+            _write_points(dataset, plan.points,
+                          values.reshape(plan.shape + item_shape))
+        return
     if plan.mask is not None:
         full = dataset.read(())
         full[plan.mask] = array

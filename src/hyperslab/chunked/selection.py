@@ -4,7 +4,10 @@ h5py reads ints, slices with a positive step and one increasing list of indices.
 PyTables' users) also write negative steps, unsorted or repeated indices, boolean masks and
 ``np.newaxis``.  :func:`plan_selection` turns any of these into an h5py-readable key plus the
 few cheap in-memory steps that give NumPy's result: flips for negative steps, a ``take`` for
-unsorted or repeated indices, and a reshape for new axes.
+unsorted or repeated indices, and a reshape for new axes.  Keys with several index arrays
+(``a[np.where(a > 0)]``, ``a[(0, 1), (2, 3)]``) or a multidimensional one select elements
+by NumPy's rules for advanced indexing: they become the coordinates of those elements
+(:attr:`SelectionPlan.points`), read and written as points.
 """
 
 from __future__ import annotations
@@ -43,6 +46,10 @@ class SelectionPlan:
         Whether the selection has no element (nothing to read).
     mask : numpy.ndarray or None
         A full-shape boolean mask (read everything, then mask).
+    points : numpy.ndarray or None
+        ``(n, ndim)`` int64 coordinates of the selected elements, in the order of the
+        result (of ``result_shape``, ``n`` elements): a selection only NumPy's advanced
+        indexing of several (or multidimensional) index arrays describes.
     """
 
     h5key: tuple[Any, ...]
@@ -53,6 +60,7 @@ class SelectionPlan:
     empty: bool
     mask: AnyArray | None = None
     front_axis: int | None = None
+    points: AnyArray | None = None
 
     @property
     def inplace_shape(self) -> Shape:
@@ -85,10 +93,12 @@ def _expand(key: Selection, ndim: int) -> list[Any]:
 
 def _as_index_array(item: Any, length: int, axis: int) -> AnyArray | None:
     """Return a 1-D int64 index array for list/array items, or None for other items."""
-    if isinstance(item, (list, np.ndarray)) or (
-        hasattr(item, "__array__") and not np.isscalar(item)
-    ):
+    if _is_array_like(item):
         arr = np.asarray(item)
+        if isinstance(item, np.ndarray) and arr.dtype.kind not in "iub":
+            raise IndexError(
+                f"arrays used as indices must be of integer (or boolean) type, not {arr.dtype}"
+            )
         if arr.dtype == np.bool_:
             if arr.ndim != 1 or arr.shape[0] != length:
                 raise IndexError(
@@ -103,6 +113,7 @@ def _as_index_array(item: Any, length: int, axis: int) -> AnyArray | None:
                 f"arrays used as indices must be of integer (or boolean) type, not {arr.dtype}"
             )
         if arr.ndim != 1:
+            # PyTables reads one 2-D key as coordinates, NumPy as indices of axis 0.
             raise IndexError(
                 f"only 1-D index arrays are supported, got one of shape {arr.shape}"
             )
@@ -129,22 +140,59 @@ def _int_index(item: Any, length: int, axis: int) -> int:
     return value + length if value < 0 else value
 
 
+def _is_array_like(item: Any) -> bool:
+    return isinstance(item, (list, tuple, np.ndarray)) or (
+        hasattr(item, "__array__") and not np.isscalar(item))
+
+
+def _several_arrays(key: Selection) -> bool:
+    """Whether ``key`` is a tuple holding two index arrays (lists, tuples, arrays) or more:
+    NumPy's advanced indexing broadcasts them together into element coordinates (where
+    PyTables accepts such a key, the coordinates of ``np.where``, it means the same)."""
+    return isinstance(key, tuple) and sum(map(_is_array_like, key)) > 1
+
+
+def _point_plan(key: Selection, shape: Shape) -> SelectionPlan:
+    """The coordinates NumPy's advanced indexing selects with ``key`` (NumPy applies the
+    key, and raises its errors, to zero-stride views holding each axis' coordinate: only
+    the selected coordinates are ever allocated)."""
+    ndim = len(shape)
+    picked = []
+    for axis, length in enumerate(shape):
+        along = np.arange(length, dtype=np.int64).reshape(
+            [length if d == axis else 1 for d in range(ndim)])
+        picked.append(np.asarray(np.broadcast_to(along, shape)[key]))
+    result_shape = picked[0].shape
+    points = np.stack([p.reshape(-1) for p in picked], axis=1) if picked else np.empty(
+        (0, 0), dtype=np.int64)
+    count = int(points.shape[0])
+    return SelectionPlan((), (count,), (), None, tuple(result_shape), count == 0,
+                         points=points)
+
+
 def plan_selection(key: Selection, shape: Shape) -> SelectionPlan:
     """Plan how to read ``dataset[key]`` for a dataset of ``shape``.
 
     Parameters
     ----------
     key : selection
-        Ints, slices (any step), Ellipsis, ``None``, 1-D int or bool arrays (one at most),
-        or a boolean mask with the dataset's full shape.
+        Ints, slices (any step), Ellipsis, ``None``, 1-D int or bool arrays (several are
+        broadcast into element coordinates, as NumPy does), or a boolean mask with the
+        dataset's full shape.
     shape : tuple of int
         The dataset's shape.
 
     Raises
     ------
     IndexError
-        For out-of-bounds ints or indices, malformed keys, or more than one index array.
+        For out-of-bounds ints or indices and malformed keys (NumPy's errors).
     """
+    if _several_arrays(key):
+        return _point_plan(key, shape)
+    return _plan_selection(key, shape)
+
+
+def _plan_selection(key: Selection, shape: Shape) -> SelectionPlan:
     if isinstance(key, np.ndarray) and key.dtype == np.bool_ and key.ndim > 1:
         if key.shape != tuple(shape):
             raise IndexError(
@@ -186,7 +234,7 @@ def plan_selection(key: Selection, shape: Shape) -> SelectionPlan:
             if index is None:
                 h5key.append(_int_index(item, length, axis))
             else:
-                if fancy_seen:
+                if fancy_seen:  # not reached: _several_arrays() said so first
                     raise IndexError("only one index array (list or mask) is allowed per selection")
                 fancy_seen = True
                 unique, inverse = np.unique(index, return_inverse=True)
@@ -219,6 +267,8 @@ def finish_read(plan: SelectionPlan, data: AnyArray, item_shape: Shape = ()) -> 
     """
     if plan.mask is not None:
         return data[plan.mask]
+    if plan.points is not None:
+        return data.reshape(plan.result_shape + item_shape)
     data = data.reshape(plan.shape + item_shape)
     if plan.flip_axes:
         data = np.flip(data, axis=plan.flip_axes)

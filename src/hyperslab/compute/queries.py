@@ -37,16 +37,21 @@ from hyperslab.compute.conditions import (
     bind_condition,
     caller_namespace,
     field_of,
+    resolve_operands,
     serial_numexpr,
 )
 from hyperslab.compute.indexing import search as indexed
+from hyperslab.compute.indexing.idxexprs import IndexedCondition, index_expressions
 from hyperslab.compute.indexing.matchcache import MatchCache, match_cache
 
 __all__ = [
+    "IndexedCondition",
     "append_where",
+    "compile_indexed_condition",
     "get_where_list",
     "query_range",
     "read_where",
+    "required_expr_vars",
     "where",
     "will_query_use_indexing",
 ]
@@ -623,3 +628,31 @@ def will_query_use_indexing(
     namespace = None if condvars is not None else caller_namespace(depth)
     bound = bind_condition(table, condition, condvars, namespace)
     return indexed.used_columns(table, bound)
+
+
+def required_expr_vars(
+    table: Any, condition: str, condvars: Mapping[str, Any] | None, *, depth: int
+) -> dict[str, Any]:
+    """What each name of ``condition`` refers to (PyTables' ``Table._required_expr_vars``):
+    column objects and 0-d arrays, looked up and checked as :func:`where` does."""
+    namespace = None if condvars is not None else caller_namespace(depth)
+    return resolve_operands(table, condition, condvars, namespace)
+
+
+def compile_indexed_condition(
+    table: Any, condition: str, condvars: Mapping[str, Any]
+) -> IndexedCondition:
+    """``condition`` compiled, with the part the table's usable indexes can answer in
+    PyTables' form (``Table._compile_condition``; see
+    :mod:`hyperslab.compute.indexing.idxexprs`).  ``condvars`` is what
+    :func:`required_expr_vars` returned."""
+    bound = bind_condition(table, condition, condvars, None)
+    usable = table._usable_indexes(bound.columns)
+    operands = bound.operands
+
+    def has_index(name: str) -> bool:
+        return getattr(operands.get(name), "pathname", None) in usable
+
+    exprs, text = index_expressions(condition, operands, has_index)
+    compiled = bound.compiled
+    return IndexedCondition(compiled.program(), list(compiled.parameters), exprs, text)

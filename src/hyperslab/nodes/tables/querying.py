@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any, cast
 from hyperslab._typing import AnyArray
 
 if TYPE_CHECKING:
+    from hyperslab.compute.queries import IndexedCondition
     from hyperslab.nodes.tables.row import Row
     from hyperslab.nodes.tables.table import Table
 
@@ -81,3 +82,22 @@ class QueryableTable:
         from hyperslab.compute import queries
 
         return queries.will_query_use_indexing(self, condition, condvars, depth=1)
+
+    def _required_expr_vars(
+        self, expression: str, uservars: dict[str, Any] | None, depth: int = 1
+    ) -> dict[str, Any]:
+        """What each name of ``expression`` refers to: a column object or a 0-d array
+        (PyTables' helper, checked as :meth:`where` checks).  Without ``uservars``, names
+        that are not columns come from the frame ``depth`` levels above this method."""
+        from hyperslab.compute import queries
+
+        return queries.required_expr_vars(self, expression, uservars, depth=depth)
+
+    def _compile_condition(self, condition: str, condvars: dict[str, Any]
+                           ) -> IndexedCondition:
+        """``condition`` compiled, with the part usable indexes answer in PyTables' form
+        (``index_expressions``, ``string_expression``, ``index_variables``).  It describes
+        the condition only: queries choose their indexes themselves."""
+        from hyperslab.compute import queries
+
+        return queries.compile_indexed_condition(self, condition, condvars)
