@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import ast
 import json
+import re
 import unittest
 from pathlib import Path
 from typing import Any
@@ -44,7 +45,8 @@ def read_list(path: Path) -> dict[str, str]:
         if not line:
             continue
         if line.startswith("#"):
-            reason = line.lstrip("# ")  # a heading comment gives the reason for what follows
+            # a heading comment gives the reason for what follows (its count left out)
+            reason = re.sub(r" \(\d+\)$", "", line.lstrip("# "))
             continue
         key, _, own = line.partition("  # ")
         entries[key.strip()] = own.strip() or reason
@@ -200,7 +202,11 @@ def _crash_line(report: pytest.TestReport | pytest.CollectReport) -> str:
         return ""
     crash = getattr(report.longrepr, "reprcrash", None)
     text = crash.message if crash is not None else str(report.longrepr)
-    return text.strip().splitlines()[0][:300] if text.strip() else ""
+    lines = [line for line in text.strip().splitlines() if line.strip()]
+    errors = [line[1:].strip() for line in lines if line.startswith("E ")]
+    if lines and lines[0].startswith("ImportError while importing") and errors:
+        return errors[-1][:300]  # the import's own error, not pytest's preamble
+    return lines[0][:300] if lines else ""
 
 
 _config: pytest.Config | None = None

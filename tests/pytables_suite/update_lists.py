@@ -28,10 +28,8 @@ REASONS: list[tuple[str, str]] = [
     # (regular expression on the first error line, reason)
     (r"tables\.scripts", "tables.scripts (ptdump, pttree, ptrepack) are not provided: "
      "hyperslab's dump, tree and repack tools come with a later issue"),
-    (r"filenode", "tables.nodes.filenode (file-like nodes) is not provided yet"),
-    (r"_compile_condition|_required_expr_vars|CompiledCondition",
-     "PyTables' query compiler internals (Table._compile_condition, CompiledCondition) are "
-     "not provided: hyperslab plans indexed queries its own way (compute/indexing)"),
+    (r"will_query_use_indexing|IndexedTableUsage",
+     "hyperslab's planner uses indexes for more conditions than PyTables (!=, negations)"),
     (r"flush_rows_to_index|_indexedrows|_unsaved_indexedrows|_v_dtype",
      "PyTables' Table internals for index bookkeeping (flush_rows_to_index, _indexedrows, "
      "_v_dtype) are not provided"),
@@ -39,7 +37,8 @@ REASONS: list[tuple[str, str]] = [
     (r"has no attribute '(get|set|del)_attr'",
      "Leaf.get_attr/set_attr/del_attr are not provided"),
     (r"HS_FLUSHED_ROWS", "hyperslab's flush mark (HS_FLUSHED_ROWS) shows in attribute lists"),
-    (r"np\.(int64|str_|float64)\(", "reprs show NumPy scalars where PyTables shows Python ones"),
+    (r"np\.(int64|str_|float64)\(", "PyTables' reprs show NumPy scalars (np.int64 row counts, "
+     "np.str_ titles) where hyperslab shows Python ones"),
     (r"allow_align", "PyTables' tests pass a misspelt allow_align=, which PyTables ignores and "
      "hyperslab refuses on purpose (a misspelt setting would be lost)"),
     (r"nrowsinbuf", "Table/EArray.nrowsinbuf is not provided"),
