@@ -387,7 +387,7 @@ class Leaf(DirectChunking, LeafCompat, PlainNode):
             yield self.read()
             return
         indices = range(*slice(start, stop, step).indices(self.nrows))
-        rows_per_block = max(1, _ROW_BUFFER_BYTES // max(1, self.rowsize))
+        rows_per_block = self.nrowsinbuf
         maindim = self.maindim
         for first in range(0, len(indices), rows_per_block):
             part = indices[first : first + rows_per_block]
@@ -397,11 +397,35 @@ class Leaf(DirectChunking, LeafCompat, PlainNode):
                 block = self._native(read_selection(self._dataset, tuple(key),
                                                     self._engine))
             for i in range(len(part)):
+                self.nrow = part[i]
                 yield self._flavored(block.take(i, axis=maindim) if block.ndim > 1
                                      else block[i])
 
     def __iter__(self) -> Iterator[Any]:
         return self.iterrows()
+
+    nrow: int | None = None
+    """The number of the row the current iteration is at (PyTables' ``nrow``; None before
+    any iteration)."""
+
+    _nrowsinbuf: int | None = None
+
+    @property
+    def nrowsinbuf(self) -> int:
+        """Rows read at a time when iterating (PyTables' ``nrowsinbuf``; settable).
+
+        By default as many as fit in 1 MiB; tables read whole chunks whatever it says.
+        """
+        if self._nrowsinbuf is None:
+            return max(1, _ROW_BUFFER_BYTES // max(1, self.rowsize))
+        return self._nrowsinbuf
+
+    @nrowsinbuf.setter
+    def nrowsinbuf(self, value: int) -> None:
+        rows = int(value)
+        if rows < 1:
+            raise ValueError(f"nrowsinbuf must be a positive number of rows, not {value!r}")
+        self._nrowsinbuf = rows
 
     # ------------------------------------------------------------------ writing
     def _quantized(self, value: Any) -> Any:

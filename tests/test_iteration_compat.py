@@ -1,0 +1,43 @@
+"""Iterating over arrays: ``nrow`` and ``nrowsinbuf`` as PyTables has them."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import hyperslab as hs
+
+tables = pytest.importorskip("tables")
+
+
+def _iterate(module: object, path: Path, **kwargs: int | None) -> list[tuple[int, int]]:
+    with module.open_file(str(path), "r") as f:  # type: ignore[attr-defined]
+        earray = f.root.e
+        earray.nrowsinbuf = 3
+        return [(int(earray.nrow), int(row[0])) for row in earray.iterrows(**kwargs)]
+
+
+@pytest.mark.parametrize("kwargs", [{}, {"start": 2, "stop": 17, "step": 4}, {"start": 5}])
+def test_nrow_follows_the_row_being_read_as_in_pytables(tmp_path: Path,
+                                                         kwargs: dict[str, int]) -> None:
+    path = tmp_path / "e.h5"
+    with hs.open_file(str(path), "w") as f:
+        earray = f.create_earray("/", "e", hs.Int32Atom(), shape=(0, 2), chunkshape=(4, 2))
+        earray.append(np.arange(40, dtype=np.int32).reshape(20, 2))
+    ours = _iterate(hs, path, **kwargs)
+    assert ours == _iterate(tables, path, **kwargs)
+    assert [nrow for nrow, _ in ours] == list(range(20))[slice(kwargs.get("start"),
+                                                               kwargs.get("stop"),
+                                                               kwargs.get("step"))]
+
+
+def test_nrowsinbuf_is_settable_and_checked(tmp_path: Path) -> None:
+    with hs.open_file(str(tmp_path / "a.h5"), "w") as f:
+        array = f.create_array("/", "a", np.zeros((10, 1000)))
+        assert array.nrowsinbuf == (1 << 20) // 8000  # 1 MiB of rows by default
+        array.nrowsinbuf = 2
+        assert array.nrowsinbuf == 2 and len(list(array)) == 10
+        with pytest.raises(ValueError, match="positive"):
+            array.nrowsinbuf = 0
