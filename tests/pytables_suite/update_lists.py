@@ -8,7 +8,8 @@ Usage (see README.md for producing the two outcome files)::
   skipped), so that the comparison is on exactly the tests PyTables passes.
 * ``expected_failures.txt``: every test PyTables passes and hyperslab fails, grouped under
   a heading that gives the reason: the category of :data:`REASONS` its error matches, or
-  else the error itself.  A test already listed keeps its hand-written reason.
+  else the error itself.  A test already listed keeps a reason written by hand (one not
+  derived from an error).
 """
 
 from __future__ import annotations
@@ -92,7 +93,10 @@ def main(pytables_path: str, hyperslab_path: str) -> None:
         elif pytables.get(key, ("",))[0] != "passed":
             continue
         if outcome in ("failed", "error"):
-            groups[old_reasons.get(key) or reason_of(line)].append(key)
+            kept = old_reasons.get(key, "")
+            # a reason written by hand stays; one derived from an error is derived again
+            written = kept and not kept.startswith(("fails with:", "fails (no error"))
+            groups[kept if written else reason_of(line)].append(key)
         elif outcome == "xfailed":
             groups[old_reasons.get(key, "still failing")].append(key)
     out = ["# Tests PyTables passes and hyperslab does not (yet), under their reason.",
