@@ -144,3 +144,9 @@ def test_a_file_hdf5_refuses_names_itself_and_the_mode(tmp_path: Path, mode: str
     with pytest.raises(HDF5ExtError, match=expected):
         hyperslab.open_file(path, mode)
     assert path.read_bytes() == b"not an HDF5 file"
+
+
+def test_pytables_node_manager_shows_the_cache_slots(tmp_path: Path) -> None:
+    """PyTables code reads ``file._node_manager.cache.nslots`` (its tests do)."""
+    with hyperslab.open_file(str(tmp_path / "n.h5"), "w", node_cache_slots=7) as f:
+        assert f._node_manager.cache.nslots == 7 == f.node_cache_slots

@@ -226,6 +226,12 @@ class File(NodeLookup, NodeCreation, LinkCreation, TreeEditing, TreeWalking, Und
         return self._cache.slots
 
     @property
+    def _node_manager(self) -> Any:
+        """PyTables' node manager, whose ``cache`` (with ``nslots``) its tests inspect: the
+        node cache itself stands for both here."""
+        return _NodeManagerView(self._cache)
+
+    @property
     def params(self) -> FileOptions:
         """The frozen settings of this file: attributes by lower-case name, or PyTables'
         upper-case names by subscription (``f.params["IO_BUFFER_SIZE"]``, as PyTables'
@@ -465,3 +471,9 @@ class File(NodeLookup, NodeCreation, LinkCreation, TreeEditing, TreeWalking, Und
                 f"root_uep={self.root_uep!r}, filters={self.filters!r})")
         return "\n".join([head, *(repr(node) for node in self)])
 
+
+class _NodeManagerView:
+    """What PyTables code reads of ``File._node_manager``: its ``cache``."""
+
+    def __init__(self, cache: NodeCache) -> None:
+        self.cache = cache

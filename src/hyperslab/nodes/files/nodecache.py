@@ -48,6 +48,11 @@ class NodeCache:
         self._warned = False
         self._lock = threading.RLock()  # threads share a file's cache
 
+    @property
+    def nslots(self) -> int:
+        """``slots`` under PyTables' name (its ``NodeCache.nslots``)."""
+        return self.slots
+
     def __len__(self) -> int:
         """Number of nodes the cache keeps alive."""
         return len(self._strong)
