@@ -39,11 +39,7 @@ class Array(Reducible, TileReadable, Leaf):
         TypeError
             If the atom is not an enumerated one.
         """
-        atom = self.atom
-        if atom.kind != "enum":
-            raise TypeError(f"array ``{self._v_pathname}`` is not of an enumerated type")
-        enum: Enum = atom.enum  # type: ignore[attr-defined]
-        return enum
+        return self._atom_enum()
 
 
 class CArray(Array):

@@ -33,6 +33,7 @@ from hyperslab.storage.datasets import Dataset
 from hyperslab.storage.tree import Kind
 
 if TYPE_CHECKING:
+    from hyperslab.nodes.atoms.enum import Enum
     from hyperslab.nodes.tree.owner import NodeOwner
 
 _ROW_BUFFER_BYTES = 1 << 20
@@ -289,6 +290,20 @@ class Leaf(DirectChunking, LeafCompat, PlainNode):
     def _g_attr_changed(self, name: str) -> None:
         if name == "FLAVOR":
             self._flavor = None
+
+    def _atom_enum(self) -> Enum:
+        """The :class:`Enum` of the leaf's atom (``get_enum`` of arrays and VLArrays).
+
+        Raises
+        ------
+        TypeError
+            If the atom is not an enumerated one.
+        """
+        atom: Any = self.atom
+        if atom.kind != "enum":
+            raise TypeError(f"array ``{self._v_pathname}`` is not of an enumerated type")
+        enum: Enum = atom.enum
+        return enum
 
     @property
     def rowsize(self) -> int:

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 import numpy as np
 
 from hyperslab._typing import AnyArray, Shape
-from hyperslab.errors import FlavorError, HDF5ExtError
+from hyperslab.errors import HDF5ExtError
 from hyperslab.nodes.atoms.atom import Atom
 from hyperslab.nodes.atoms.atom_hdf5 import atom_from_hdf5_dtype
 from hyperslab.nodes.atoms.enum import Enum
@@ -190,20 +190,6 @@ class VLArray(Leaf):
         with self._shared():
             return vlen.memory_size(self._dataset)
 
-    @property
-    def flavor(self) -> str:
-        """The flavor of the rows read: 'numpy' or 'python' (PyTables' FLAVOR)."""
-        return super().flavor
-
-    @flavor.setter
-    def flavor(self, flavor: str) -> None:
-        self._g_check_writable()
-        if flavor not in ("numpy", "python"):
-            raise FlavorError(f"flavor ``{flavor}`` is unsupported or unavailable; "
-                              f"available flavors are: 'numpy', 'python'")
-        self._v_attrs.FLAVOR = flavor
-        self._flavor = flavor
-
     def get_enum(self) -> Enum:
         """The Enum of the atom.
 
@@ -212,11 +198,7 @@ class VLArray(Leaf):
         TypeError
             If the atom is not an enumerated one.
         """
-        atom = self.atom
-        if atom.kind != "enum":
-            raise TypeError(f"array ``{self._v_pathname}`` is not of an enumerated type")
-        enum: Enum = atom.enum  # type: ignore[union-attr]
-        return enum
+        return self._atom_enum()
 
     # ------------------------------------------------------------------ conversions
     def _file_dtype(self) -> np.dtype[Any]:

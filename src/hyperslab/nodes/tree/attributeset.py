@@ -368,17 +368,5 @@ class NoAttributes(AttributeSet):
             f"Attribute ``{oldattrname}`` does not exist in node: ``{self._node._v_pathname}``"
         )
 
-    def _g_copied_names(self, sys_attrs: bool) -> list[str]:
-        """The attributes a copy of the node carries (PyTables' ``_g_copy`` with
-        ``copyclass``): the user ones, and with ``sys_attrs`` (the file's
-        ``PYTABLES_SYS_ATTRS``) the system ones that do not describe the node's own layout
-        (``FLAVOR``, ``NODE_TYPE``...) plus ``CLASS`` and ``VERSION``, whatever they say."""
-        names = self._v_attrnames
-        if not sys_attrs:
-            return [n for n in names if not is_sys_attr(n)]
-        return [n for n in names
-                if not is_sys_attr(n) or n in ("CLASS", "VERSION")
-                or (n not in NOT_COPIED_ATTRS and not n.startswith("FIELD_"))]
-
     def _f_copy(self, where: Node) -> None:
         """Nothing to copy."""
