@@ -12,7 +12,19 @@ miss rows of float columns holding NaN, and its ``truncate`` leaves an index unt
 (stale), so the model has no NaNs and only hyperslab truncates; and a condition on two
 indexed columns, one of whose indexes keeps one sorted value in several (a reduction),
 can come back empty from PyTables (``_table__where_indexed`` decides from the last index
-alone that nothing matched), so PyTables' answers to those are not checked.
+alone that nothing matched), so PyTables' answers to those are not checked.  Two more
+limits of PyTables 3.11, each reproduced on files PyTables alone wrote:
+
+- its autoindex (``Table.flush_rows_to_index``) adds the same rows to every index of a
+  table, counted in the slice size of the last one, so indexes of one table built with
+  different ``_blocksizes`` drift apart (one stays at its old length, not dirty); the
+  model gives every index of its table the same ``_blocksizes``, as PyTables' own tests do;
+- ``Index.get_chunkmap`` of a light or ultralight index whose ``reduction`` exceeds 1
+  reads its last row's indices past their end (``stops = (starts + lengths) *
+  reduction``), so once the last row has shrunk (after an append completed a slice) a
+  stale bucket number can fall outside the chunk map and PyTables raises ``IndexError``;
+  that error is accepted from PyTables for such an index, and any answer it gives is still
+  checked.
 """
 
 from __future__ import annotations
@@ -67,6 +79,7 @@ class IndexInterop(RuleBasedStateMachine):
     """The model: the table's rows, its indexed columns and its autoindex setting."""
 
     path: Path
+    blocksizes: Any
 
     def __init__(self) -> None:
         super().__init__()
@@ -83,24 +96,25 @@ class IndexInterop(RuleBasedStateMachine):
         self.seed += 1
         return _rows(count, self.seed)
 
-    @initialize(lib=lib_names, count=st.integers(0, 150))
-    def create(self, lib: str, count: int) -> None:
+    @initialize(lib=lib_names, count=st.integers(0, 150),
+                blocksizes=st.sampled_from(BLOCKSIZES))
+    def create(self, lib: str, count: int, blocksizes: Any) -> None:
         self.records = self._next_rows(count)
+        self.blocksizes = blocksizes  # every index of the table: see the module docstring
         with self._open(lib, "w") as f:
             table = f.create_table("/", "t", DTYPE, chunkshape=(CHUNKROWS,))
             table.append(self.records)
 
     # ------------------------------------------------------------------ changes
     @rule(lib=lib_names, column=st.sampled_from(COLUMNS), kind=st.sampled_from(KINDS),
-          optlevel=st.sampled_from([0, 3, 6, 9]), blocksizes=st.sampled_from(BLOCKSIZES))
-    def create_index(self, lib: str, column: str, kind: str, optlevel: int,
-                     blocksizes: Any) -> None:
+          optlevel=st.sampled_from([0, 3, 6, 9]))
+    def create_index(self, lib: str, column: str, kind: str, optlevel: int) -> None:
         if column in self.indexed:
             return
         with self._open(lib, "a") as f, warnings.catch_warnings():
             warnings.filterwarnings("ignore", "OPSI was not able", UserWarning)
             f.root.t.cols._f_col(column).create_index(kind=kind, optlevel=optlevel,
-                                                      _blocksizes=blocksizes)
+                                                      _blocksizes=self.blocksizes)
         self.indexed[column] = kind
 
     @rule(lib=lib_names, count=st.integers(1, 120))
@@ -172,6 +186,10 @@ class IndexInterop(RuleBasedStateMachine):
             f.root.t.cols._f_col(column).remove_index()
         del self.indexed[column]
 
+    def _bucketed(self) -> set[str]:
+        """The columns whose index keeps bucket numbers (light and ultralight)."""
+        return {c for c, kind in self.indexed.items() if kind in ("ultralight", "light")}
+
     # ------------------------------------------------------------------ checks
     @invariant()
     def both_libraries_agree_with_a_scan(self) -> None:
@@ -196,7 +214,12 @@ class IndexInterop(RuleBasedStateMachine):
                                                                      condition)))
                     if lib == "pytables" and reduced and len(columns & set(self.indexed)) > 1:
                         continue  # PyTables' own bug, see the module docstring
-                    got = np.sort(table.get_where_list(condition))
+                    try:
+                        got = np.sort(table.get_where_list(condition))
+                    except IndexError:
+                        if lib == "pytables" and columns & reduced & self._bucketed():
+                            continue  # PyTables' own bug, see the module docstring
+                        raise
                     np.testing.assert_array_equal(got, expected[condition],
                                                   err_msg=f"{lib}: {condition}")
                 used[lib] = [frozenset(table.will_query_use_indexing(c))
@@ -277,3 +300,74 @@ def test_turning_autoindex_on_rebuilds_dirty_indexes(tmp_path: Path, lib: str) -
             assert not f.root.t.cols.i.index.dirty
             np.testing.assert_array_equal(f.root.t.get_where_list("i == 99"),
                                           _scan(records, "i == 99"))
+
+
+def test_hyperslab_scans_past_an_index_pytables_left_behind(tmp_path: Path) -> None:
+    """PyTables' autoindex, on a table whose indexes have different slice sizes, appends
+    to one of them only and leaves the other short but clean (the module docstring):
+    PyTables then answers from the short index and misses the new rows; hyperslab sees
+    that the index covers fewer rows than the table and scans."""
+    path = tmp_path / "t.h5"
+    with tables.open_file(str(path), "w") as f:
+        table = f.create_table("/", "t", DTYPE, chunkshape=(CHUNKROWS,))
+        table.append(_rows(85, 1))
+        table.cols.i.create_index(kind="ultralight", optlevel=0)
+        table.cols.f.create_index(kind="ultralight", optlevel=0,
+                                  _blocksizes=(768, 192, 48, 12))
+    with tables.open_file(str(path), "a") as f:
+        f.root.t.append(_rows(107, 2))
+    records = np.concatenate([_rows(85, 1), _rows(107, 2)])
+    with tables.open_file(str(path)) as f:  # the limit this test guards against
+        index = f.root.t.cols.i.index
+        assert (index.nelements, bool(index.dirty), f.root.t.nrows) == (85, False, 192)
+    with hyperslab.open_file(path) as f:
+        table = f.root.t
+        assert table.will_query_use_indexing("i == 3") == frozenset()
+        for condition in CONDITIONS:
+            np.testing.assert_array_equal(np.sort(table.get_where_list(condition)),
+                                          _scan(records, condition), err_msg=condition)
+
+
+def test_hyperslab_keeps_indexes_of_different_slice_sizes_complete(tmp_path: Path) -> None:
+    """hyperslab's autoindex appends to every index by its own geometry, so both indexes
+    cover every row and PyTables answers right from them."""
+    path = tmp_path / "t.h5"
+    with hyperslab.open_file(path, "w") as f:
+        table = f.create_table("/", "t", DTYPE, chunkshape=(CHUNKROWS,))
+        table.append(_rows(85, 1))
+        table.cols.i.create_index(kind="ultralight", optlevel=0)
+        table.cols.f.create_index(kind="ultralight", optlevel=0,
+                                  _blocksizes=(768, 192, 48, 12))
+    with hyperslab.open_file(path, "a") as f:
+        f.root.t.append(_rows(107, 2))
+    records = np.concatenate([_rows(85, 1), _rows(107, 2)])
+    for lib in LIBRARIES.values():
+        with lib.open_file(str(path)) as f:
+            table = f.root.t
+            assert [table.cols._f_col(c).index.nelements for c in "if"] == [192, 192]
+            for condition in ("i == 3", "f > 0.5", "(f > -0.3) & (f <= 0.1)"):
+                np.testing.assert_array_equal(np.sort(table.get_where_list(condition)),
+                                              _scan(records, condition), err_msg=condition)
+
+
+def test_hyperslab_reads_a_reduced_light_index_pytables_cannot(tmp_path: Path) -> None:
+    """A light index with reduction 2 whose last row shrank after an append: PyTables'
+    get_chunkmap reads stale bucket numbers past the last row and raises IndexError (the
+    module docstring); hyperslab answers from the index, exactly."""
+    path = tmp_path / "t.h5"
+    with tables.open_file(str(path), "w") as f, warnings.catch_warnings():
+        warnings.filterwarnings("ignore", "OPSI was not able", UserWarning)
+        table = f.create_table("/", "t", DTYPE, chunkshape=(CHUNKROWS,))
+        table.append(_rows(85, 1))
+        table.cols.f.create_index(kind="light", optlevel=6, _blocksizes=(768, 192, 48, 12))
+    with tables.open_file(str(path), "a") as f:
+        f.root.t.append(_rows(108, 3))
+    records = np.concatenate([_rows(85, 1), _rows(108, 3)])
+    with tables.open_file(str(path)) as f, pytest.raises(IndexError):
+        f.root.t.get_where_list("f > 0.5")
+    with hyperslab.open_file(path) as f:
+        table = f.root.t
+        assert table.cols.f.index.reduction == 2
+        assert table.will_query_use_indexing("f > 0.5") == frozenset({"f"})
+        np.testing.assert_array_equal(np.sort(table.get_where_list("f > 0.5")),
+                                      _scan(records, "f > 0.5"))
