@@ -15,6 +15,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from bench._threads import apply_from_env
 from bench.harness import BenchmarkError, Timer, canonical, peak_rss_bytes, resolve_target
 
 
@@ -31,7 +32,7 @@ def main(argv: list[str]) -> int:
     if request["case"] is None:
         result = {"peak_rss": peak_rss_bytes(), "import_seconds": import_seconds}
     else:
-        timer = Timer()
+        timer = Timer(on_enter=apply_from_env)  # the parent's --blosc-nthreads
         check = func(request["rival"], request["case"], request["params"], timer)
         if timer.seconds is None:
             raise BenchmarkError(f"case {request['case']!r} never used its timer")

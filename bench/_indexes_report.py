@@ -40,15 +40,13 @@ CREATE_WARMUP = "each run's result checked, with no untimed run first"
 
 def notes_for(part: str, prepared: Prepared) -> list[str]:
     """The notes of one part's report."""
-    import blosc2
 
     notes = [
         f"Table: {prepared.nrows:,} rows of the spec's Record (col1, col2 Int32; col3, col4 "
         "Float64; 24 bytes), random values as PyTables' bench/indexed_search.py (the same as "
         "the queries benchmark); each library writes its own table (its chunkshape for "
         "expectedrows=nrows) and indexes its own copies; files read from the OS page cache.",
-        f"Threads: library defaults (2 cores here; python-blosc2 nthreads {blosc2.nthreads}, "
-        "PyTables MAX_BLOSC_THREADS 1). glibc keeps freed memory during the runs (as in the "
+        "Threads: see the Threads line. glibc keeps freed memory during the runs (as in the "
         "reductions benchmark: this VM returns free pages to its host).",
     ]
     if part == "create":

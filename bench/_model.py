@@ -203,6 +203,8 @@ class BenchmarkResult:
     host: dict[str, str]
     started: str
     elapsed: float
+    threads: dict[str, str] = dataclasses.field(default_factory=dict)
+    """The threads each rival used (:func:`bench._threads.thread_report`)."""
 
     def measured(self, case: Case) -> bool:
         """Whether ``case`` was timed (it did not fail)."""

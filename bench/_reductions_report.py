@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
-import importlib
 import json
 import math
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -106,14 +105,8 @@ def ndarray_info(array: Any, seconds: float) -> dict[str, Any]:
 
 
 def notes_for(shape: Sequence[int], nbytes: int) -> list[str]:
-    """The notes of the reports: data, layout, rivals, checks, threads."""
-    import blosc2
-
-    try:
-        ne: Any = importlib.import_module("numexpr")
-        ne_threads = str(ne.get_num_threads())
-    except ImportError:
-        ne_threads = "not installed"
+    """The notes of the reports: data, layout, rivals, checks (threads: the reports'
+    Threads line)."""
     return [
         f"Array: {' x '.join(map(str, shape))} float64 ({nbytes / 1e9:.3g} GB), "
         f"np.linspace(0, {STOP:g}, n) in C order, as CArray '/a' written slab by slab "
@@ -137,8 +130,6 @@ def notes_for(shape: Sequence[int], nbytes: int) -> list[str]:
         "M_MMAP_MAX=0, M_TRIM_THRESHOLD=-1) and before each run a buffer of 1x the array "
         "(h5py + NumPy, numexpr), 2x (the NumPy expression) or 0.25x (the others) is "
         "touched and freed, untimed.",
-        f"Threads: library defaults (2 cores here; python-blosc2 nthreads {blosc2.nthreads}, "
-        f"numexpr {ne_threads} threads; the HDF5 Blosc2 filter of h5py decodes in 1 thread).",
     ]
 
 

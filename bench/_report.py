@@ -88,6 +88,7 @@ def result_to_dict(result: BenchmarkResult) -> dict[str, Any]:
         "skipped_rivals": result.skipped,
         "host": result.host,
         "versions": result.versions,
+        "threads": result.threads,
         "notes": list(spec.notes),
         "data": [dataclasses.asdict(d) for d in spec.data],
         "failures": result.failures,
@@ -156,6 +157,8 @@ def _context_lines(result: BenchmarkResult) -> list[str]:
         "",
         "Versions: " + ", ".join(f"{k} {v}" for k, v in result.versions.items()),
     ]
+    if result.threads:
+        lines += ["", "Threads: " + ", ".join(f"{k} {v}" for k, v in result.threads.items())]
     for name, reason in result.skipped.items():
         lines += ["", f"Skipped rival {name}: {reason}."]
     for note in spec.notes:

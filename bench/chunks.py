@@ -70,6 +70,7 @@ from bench.harness import (
     print_progress,
     report_outcome,
     run_benchmark,
+    with_thread_option,
 )
 
 LAYOUT_VERSION = 1
@@ -425,6 +426,7 @@ def build_spec(
     )
 
 
+@with_thread_option
 def main(argv: list[str] | None = None) -> int:
     """Run the benchmark; return 0, or 1/2 on failure / bad options."""
     parser = build_parser()

@@ -70,6 +70,7 @@ from bench.harness import (
     print_progress,
     report_outcome,
     run_benchmark,
+    with_thread_option,
 )
 
 DEFAULT_IMAGES = 10
@@ -436,7 +437,6 @@ def build_spec(
     extra_notes: Sequence[str] = (),
 ) -> BenchmarkSpec:
     """Return the benchmark description; the rivals are the keys of ``read_files``."""
-    import blosc2
 
     rivals = list(read_files)
     write_files = {r: str(folder / f"write-{k}.h5") for k, r in enumerate(rivals)}
@@ -469,8 +469,6 @@ def build_spec(
         "time: the loop (file opened untimed); each rival reads the file it wrote, from the "
         "OS page cache (caches are not dropped: shared machine). Checks: CRC-32 of every "
         "image (writes: read back by h5py + hdf5plugin after the timing).",
-        f"Threads: library defaults (python-blosc2 nthreads {blosc2.nthreads}; PyTables' "
-        "filter uses MAX_BLOSC_THREADS = 1 by default).",
         *extra_notes,
     ]
     if fresh_process:
@@ -616,6 +614,7 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+@with_thread_option
 def main(argv: list[str] | None = None) -> int:
     """Run the benchmark; return 0, or 1/2 on failure / bad options."""
     parser = build_parser()

@@ -24,6 +24,7 @@ markdown table and a PNG plot.  The description and result types are defined in
 from __future__ import annotations
 
 import argparse
+import functools
 import importlib
 import json
 import os
@@ -46,6 +47,8 @@ from bench._model import Stats as Stats
 from bench._model import ratio as ratio
 from bench._model import summarize as summarize
 from bench._report import format_markdown, format_seconds, write_reports
+from bench._threads import cblosc2_builds, thread_report
+from bench._threads import thread_setting as thread_setting
 
 BENCH_DIR = Path(__file__).resolve().parent
 """The ``bench/`` folder."""
@@ -95,20 +98,24 @@ def peak_rss_bytes() -> int:
 
 
 class Timer:
-    """Time one ``with`` block and record the peak RSS when it ends.
+    """Time one ``with`` block and record the peak RSS when it ends (``on_enter``, if
+    given, is called untimed as the block starts).
 
     A timer is used once; using it twice, or not at all, is an error that the harness
     reports for the case that did it.
     """
 
-    def __init__(self) -> None:
+    def __init__(self, on_enter: Callable[[], None] | None = None) -> None:
         self.seconds: float | None = None
         self.peak_rss: int | None = None
         self._start: float | None = None
+        self._on_enter = on_enter
 
     def __enter__(self) -> Timer:
         if self._start is not None:
             raise BenchmarkError("a Timer can time only one block")
+        if self._on_enter is not None:  # untimed: runs before the clock starts
+            self._on_enter()
         self._start = time.perf_counter()
         return self
 
@@ -149,15 +156,15 @@ def library_versions(packages: Sequence[str] = VERSION_PACKAGES, hdf5: bool = Tr
         for label, module, attr in (
             ("HDF5 (h5py)", "h5py", "version.hdf5_version"),
             ("HDF5 (tables)", "tables", "hdf5_version"),
-            ("C-Blosc2 (blosc2)", "blosc2", "blosclib_version"),
         ):
             try:
                 value: Any = importlib.import_module(module)
                 for part in attr.split("."):
                     value = getattr(value, part)
-                versions[label] = str(value).split()[0]  # C-Blosc2 appends a date
+                versions[label] = str(value).split()[0]
             except Exception:  # an optional library: absent or too old to say
                 continue
+        versions.update(cblosc2_builds())
     return versions
 
 
@@ -417,6 +424,7 @@ def run_benchmark(
         import_seconds=imports,
         versions=dict(library_versions() if versions is None else versions),
         host=host_info(),
+        threads=thread_report(),
         started=started,
         elapsed=time.perf_counter() - runner.t0,
     )
@@ -428,8 +436,8 @@ def run_benchmark(
 def add_common_arguments(parser: argparse.ArgumentParser, default_repeat: int = 5) -> None:
     """Add the options every benchmark shares to ``parser``.
 
-    ``--repeat N``, ``--out DIR``, ``--rivals A,B``, ``--baseline NAME`` and
-    ``--timeout S``.
+    ``--repeat N``, ``--out DIR``, ``--rivals A,B``, ``--baseline NAME``, ``--timeout S``
+    and ``--blosc-nthreads N`` (applied by :func:`thread_setting` around the run).
     """
     parser.add_argument(
         "--repeat",
@@ -450,6 +458,36 @@ def add_common_arguments(parser: argparse.ArgumentParser, default_repeat: int = 
         default=DEFAULT_TIMEOUT,
         help=f"seconds one fresh-process run may take (default {DEFAULT_TIMEOUT:g})",
     )
+    parser.add_argument(
+        "--blosc-nthreads",
+        type=positive_int,
+        default=None,
+        help="give every library N threads (hyperslab's pool, PyTables' and hdf5plugin's "
+        "Blosc filters, python-blosc2, numexpr); default: each library's own default",
+    )
+
+
+def with_thread_option(main: Callable[[list[str] | None], int]) -> Callable[..., int]:
+    """Decorate a benchmark's ``main(argv)`` so that it runs inside
+    :func:`thread_setting` of its ``--blosc-nthreads`` (declared by
+    :func:`add_common_arguments`, which also checks the value)."""
+
+    @functools.wraps(main)
+    def run(argv: list[str] | None = None) -> int:
+        args = sys.argv[1:] if argv is None else list(argv)
+        found = argparse.ArgumentParser(add_help=False)
+        found.add_argument("--blosc-nthreads", default=None)
+        known, _ = found.parse_known_args(args)
+        try:
+            nthreads = None if known.blosc_nthreads is None else int(known.blosc_nthreads)
+        except ValueError:
+            nthreads = None  # main's own parser reports it
+        if nthreads is not None and nthreads < 1:
+            nthreads = None
+        with thread_setting(nthreads):
+            return main(args)
+
+    return run
 
 
 def positive_int(text: str) -> int:

@@ -111,6 +111,7 @@ from bench.harness import (
     positive_int,
     print_progress,
     run_benchmark,
+    with_thread_option,
 )
 from bench.queries import CODECS, LIBRARIES, MODULES, NODE, file_info, write_table
 
@@ -584,6 +585,7 @@ def parse_options(parser: argparse.ArgumentParser, args: argparse.Namespace) -> 
         parser.error(str(exc))
 
 
+@with_thread_option
 def main(argv: list[str] | None = None) -> int:
     """Run the benchmark; return 0, or 1/2 on failure / bad options."""
     parser = build_parser()

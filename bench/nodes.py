@@ -52,6 +52,7 @@ from bench.harness import (
     pick,
     print_progress,
     run_and_report,
+    with_thread_option,
 )
 
 LAYOUT_VERSION = 1
@@ -377,6 +378,7 @@ def build_spec(
     )
 
 
+@with_thread_option
 def main(argv: list[str] | None = None) -> int:
     """Run the benchmark; return 0, or 1/2 on failure / bad options."""
     parser = build_parser()

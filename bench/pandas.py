@@ -67,6 +67,7 @@ from bench.harness import (
     print_progress,
     report_outcome,
     run_benchmark,
+    with_thread_option,
 )
 
 DEFAULT_ROWS = 2_000_000
@@ -358,6 +359,7 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+@with_thread_option
 def main(argv: list[str] | None = None) -> int:
     """Run the benchmark; return 0, or 1/2 on failure / bad options."""
     parser = build_parser()

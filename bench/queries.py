@@ -77,6 +77,7 @@ from bench.harness import (
     print_progress,
     report_outcome,
     run_benchmark,
+    with_thread_option,
 )
 
 DEFAULT_ROWS = 10_000_000
@@ -462,7 +463,6 @@ def build_spec(
 
 def notes_for(part: str, prepared: Prepared) -> list[str]:
     """The notes of one part's report."""
-    import blosc2
 
     notes = [
         f"Table: {prepared.nrows:,} rows of the spec's Record (col1, col2 Int32; col3, col4 "
@@ -470,8 +470,6 @@ def notes_for(part: str, prepared: Prepared) -> list[str]:
         "queries the file it wrote (chunkshape: its choice for expectedrows=nrows), from the "
         "OS page cache. Codecs: none, zlib level 1, blosc2:lz4 and blosc2:zstd level 5, "
         "shuffle when compressed.",
-        f"Threads: library defaults (2 cores here; python-blosc2 nthreads {blosc2.nthreads}, "
-        "PyTables MAX_BLOSC_THREADS 1).",
     ]
     if part == "search":
         hits = ", ".join(f"{n}: {h:,} hits" for n, h in prepared.hits.items())
@@ -663,6 +661,7 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+@with_thread_option
 def main(argv: list[str] | None = None) -> int:
     """Run the benchmark; return 0, or 1/2 on failure / bad options."""
     parser = build_parser()

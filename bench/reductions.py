@@ -99,6 +99,7 @@ from bench.harness import (
     print_progress,
     run_benchmark,
     split_available,
+    with_thread_option,
 )
 
 NODE = "a"
@@ -654,6 +655,7 @@ def _codec_names(names: Sequence[str] | None) -> list[str] | None:
     return [f"blosc2:{n}" if f"blosc2:{n.lower()}" in CODECS else n for n in names]
 
 
+@with_thread_option
 def main(argv: list[str] | None = None) -> int:
     """Run the benchmark; return 0, or 1/2 on failure / bad options."""
     parser = build_parser()

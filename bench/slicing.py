@@ -98,6 +98,7 @@ from bench.harness import (
     print_progress,
     run_benchmark,
     split_available,
+    with_thread_option,
 )
 
 CLEVEL = 8
@@ -475,7 +476,6 @@ def build_cases(
 
 def notes_for(shape: Sequence[int], data: Any, selections: Mapping[str, Any]) -> list[str]:
     """The notes of the report: data, layout, cases, rivals, threads."""
-    import blosc2
 
     strided = selections.get("strided", [[]])[0]
     return [
@@ -494,9 +494,6 @@ def notes_for(shape: Sequence[int], data: Any, selections: Mapping[str, Any]) ->
         "'PyTables (filter pipeline)' with BLOSC2_FILTER=1 (read by getenv at each read). "
         "Checks: every run equals NumPy on the in-memory array (CRC-32 of the result bytes, "
         "shapes, dtype).",
-        f"Threads: library defaults (2 cores here; python-blosc2 nthreads {blosc2.nthreads}; "
-        "PyTables' b2nd path and the HDF5 filter use C-Blosc2's default of 1 thread unless "
-        f"BLOSC_NTHREADS is set: {os.environ.get('BLOSC_NTHREADS', 'unset')} here).",
     ]
 
 
@@ -564,12 +561,6 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="run each repetition in a new interpreter and report peak memory (slower)",
     )
-    parser.add_argument(
-        "--blosc-nthreads",
-        type=int,
-        default=None,
-        help="set BLOSC_NTHREADS for the run (every C-Blosc2 context of every library)",
-    )
     parser.add_argument("--no-plot", action="store_true", help="do not draw the PNG")
     return parser
 
@@ -629,6 +620,7 @@ def parse_options(parser: argparse.ArgumentParser, args: argparse.Namespace) -> 
     return Options(shape, groups, cases, chosen, baseline, args.repeat or (3 if args.quick else 5))
 
 
+@with_thread_option
 def main(argv: list[str] | None = None) -> int:
     """Run the benchmark; return 0, or 1/2 on failure / bad options."""
     parser = build_parser()
@@ -636,18 +628,11 @@ def main(argv: list[str] | None = None) -> int:
     options = parse_options(parser, args)
     if args.tmpdir is not None:
         args.tmpdir.mkdir(parents=True, exist_ok=True)
-    old_threads = os.environ.get("BLOSC_NTHREADS")
-    if args.blosc_nthreads is not None:
-        os.environ["BLOSC_NTHREADS"] = str(args.blosc_nthreads)
     folder = Path(tempfile.mkdtemp(prefix="hyperslab-bench-slicing-", dir=args.tmpdir))
     try:
         return _run(args, options, folder)
     finally:
         shutil.rmtree(folder, ignore_errors=True)
-        if old_threads is None:
-            os.environ.pop("BLOSC_NTHREADS", None)
-        else:
-            os.environ["BLOSC_NTHREADS"] = old_threads
 
 
 def _run(args: argparse.Namespace, options: Options, folder: Path) -> int:

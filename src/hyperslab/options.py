@@ -47,6 +47,7 @@ class FileOptions:
     track_times: bool = True
     allow_padding: bool = True
     max_blosc_threads: int | None = 1
+    max_threads: int | None = None
     driver: str | None = None
     driver_core_increment: int = 64 * 1024
     driver_core_backing_store: int = 1

@@ -9,6 +9,7 @@ The values are read once, when a file is opened, into a frozen
 from __future__ import annotations
 
 import os
+from typing import Any
 
 NODE_CACHE_SLOTS: int = 32
 """Node LRU cache size: N>0 keeps N nodes, N<0 keeps all and warns past -N, 0 disables."""
@@ -60,6 +61,21 @@ MAX_BLOSC_THREADS: int | None = 1
 """PyTables' Blosc thread count, set when a file opens (None: the cores).  Recorded for
 ``set_blosc_max_threads``; hyperslab decodes Blosc and Blosc2 chunks one thread each, in
 parallel over chunks, whatever this says."""
+
+def _threads_from_env(name: str) -> Any:
+    """The value of environment variable ``name`` as an int if it is one (else as given,
+    for ``open_file`` to refuse with the value in its message), or None if unset."""
+    value = os.environ.get(name, "").strip()
+    if not value:
+        return None
+    return int(value) if value.isdigit() else value
+
+
+MAX_THREADS: int | None = _threads_from_env("HYPERSLAB_MAX_THREADS")
+"""hyperslab's own threads per open file, which (de)compress chunks, scan tables and
+reduce in parallel (None: the CPUs this process may run on; ``open_file(...,
+max_threads=N)`` for one file; the environment variable ``HYPERSLAB_MAX_THREADS`` sets the
+default).  A hyperslab setting: PyTables has no such parameter."""
 
 MAX_NUMEXPR_THREADS: int | None = int(os.environ.get("NUMEXPR_MAX_THREADS", 4))
 """PyTables' numexpr thread count (None: the cores); accepted, not used: hyperslab leaves

@@ -118,6 +118,7 @@ class File(NodeLookup, NodeCreation, LinkCreation, TreeEditing, TreeWalking, Und
         if node_cache_slots is not None:
             overrides["node_cache_slots"] = node_cache_slots
         self._options = FileOptions.from_defaults(vars(parameters), overrides)
+        self._workers = default_workers(self._options.max_threads)
         for library in ("blosc", "blosc2"):  # as PyTables: opening resets the setting
             set_max_threads(library, self._options.max_blosc_threads or default_workers())
         self.filename = os.fspath(filename)
@@ -148,7 +149,6 @@ class File(NodeLookup, NodeCreation, LinkCreation, TreeEditing, TreeWalking, Und
         # (raw reads stay within it), read when HDF5 reads it rather than amid a query.
         self._access: FileAccess | None = file_access(self._h5.id) if mode == "r" else None
         self._pool: ThreadPoolExecutor | None = None
-        self._workers = default_workers()
         self._cache = NodeCache(options.node_cache_slots)
         self._loading = threading.RLock()  # one node object per path, whatever the thread
         # Leaves holding rows not yet in the file (kept alive until flushed).
