@@ -110,6 +110,8 @@ CASES = (
     "partial_browse",
     "full_browse_attrs",
     "partial_browse_attrs",
+    "full_browse_meta",
+    "partial_browse_meta",
     "open_group",
     "open_leaf",
 )
@@ -214,6 +216,10 @@ def _pytables_case(lib: Any, case: str, params: dict[str, Any], timer: Timer) ->
             check = Counter(node._v_attrs.CLASS for node in fileh)
         elif case == "partial_browse_attrs":
             check = Counter(node._v_attrs.CLASS for node in fileh.root.ngroup0.ngroup1)
+        elif case == "full_browse_meta":
+            check = Counter(_node_meta(lib, node) for node in fileh)
+        elif case == "partial_browse_meta":
+            check = Counter(_node_meta(lib, node) for node in fileh.root.ngroup0.ngroup1)
         elif case == "open_group":
             check = fileh.root.ngroup0.ngroup1._v_attrs.CLASS
         elif case == "open_leaf":
@@ -223,6 +229,22 @@ def _pytables_case(lib: Any, case: str, params: dict[str, Any], timer: Timer) ->
             raise BenchmarkError(f"unknown case {case!r}")
         fileh.close()
     return check
+
+
+def _node_meta(lib: Any, node: Any) -> str:
+    """What every walker can say of a node: ``group``, or a leaf's shape and dtype (which
+    hyperslab reads only when asked, and PyTables when it builds the node)."""
+    if isinstance(node, lib.Group):
+        return "group"
+    return f"{tuple(int(n) for n in node.shape)} {node.dtype}"
+
+
+def _h5py_meta(obj: Any) -> str:
+    import h5py
+
+    if isinstance(obj, h5py.Group):
+        return "group"
+    return f"{tuple(int(n) for n in obj.shape)} {obj.dtype}"
 
 
 def _text(value: Any) -> str:
@@ -239,9 +261,15 @@ def _h5py_browse(f: Any, case: str) -> Any:
         classes = Counter([_text(f.attrs["CLASS"])])
         f.visititems(lambda _name, obj: classes.update([_text(obj.attrs["CLASS"])]))
         return classes
+    if case == "full_browse_meta":
+        metas = Counter([_h5py_meta(f)])
+        f.visititems(lambda _name, obj: metas.update([_h5py_meta(obj)]))
+        return metas
     group = f["/ngroup0/ngroup1"]
     if case == "partial_browse":
         return sum(1 for _ in group.values())
+    if case == "partial_browse_meta":
+        return Counter(_h5py_meta(obj) for obj in group.values())
     return Counter(_text(obj.attrs["CLASS"]) for obj in group.values())
 
 

@@ -348,6 +348,8 @@ def expected_check(case: str, layout: nodes_bench.Layout) -> Any:
         "partial_browse": children,
         "full_browse_attrs": {"ARRAY": layout.narrays, "GROUP": layout.ngroups_total + 1},
         "partial_browse_attrs": {"ARRAY": layout.ndatasets, "GROUP": layout.ngroups + 1},
+        "full_browse_meta": {"(3,) int16": layout.narrays, "group": layout.ngroups_total + 1},
+        "partial_browse_meta": {"(3,) int16": layout.ndatasets, "group": layout.ngroups + 1},
         "open_group": "GROUP",
         "open_leaf": "ARRAY",
     }[case]
