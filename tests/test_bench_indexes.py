@@ -291,7 +291,7 @@ def test_quick_run_reports_and_cleans_up(
     monkeypatch.setattr(ibench, "build_index", counted_build_index)
     out, work = tmp_path / "out", tmp_path / "work"
     argv = ["--quick", "--repeat", "1", "--no-plot", "--out", str(out), "--tmpdir", str(work)]
-    argv += ["--hits", "1,10000"]
+    argv += ["--hits", "1,10000", "--create-repeat", "2"]
     assert ibench.main(argv) == 0
     markdown = capsys.readouterr().out
     for section in ("## Files", "## Index creation", "## Time", "## Goals (issue 7"):
@@ -330,17 +330,20 @@ def test_quick_run_reports_and_cleans_up(
             assert sizes[lib] > 0, (key, lib)
     reused = {b["library"] for b in summary["built"] if b["what"].endswith("(create part)")}
     assert reused == creators  # the queries used the create part's full:9 index of col4
-    # Each index built once per library and case (no untimed run), and none for the queries.
+    # Each index built once per timed run (2 here), library and case (no untimed run),
+    # and none for the queries.
     assert sorted(built) == sorted(
         (lib, f"{lib}-{codec.replace(':', '-')}-{column}-{kind.replace(':', '-')}.h5")
         for lib in creators
         for codec in ibench.DEFAULT_CODECS
         for column in ("col2", "col4")
         for kind in ("medium:6", "full:9")
+        for _run in range(2)
     )
     goals = [g["what"] for g in summary["goals"]]
     # indexed per query case and index writer, creation per case, sorted per writer
-    assert len(goals) == 2 * 8 + 8 + 2 * 8
+    query_cases = len(ibench.DEFAULT_CODECS) * len(ibench.CACHES) * 2  # 2 hit counts
+    assert len(goals) == 2 * query_cases + 8 + 2 * query_cases
     for part in ibench.PARTS:
         content = json.loads((out / part / "results.json").read_text())
         assert content["failures"] == {}
@@ -380,3 +383,46 @@ def test_python_m_bench_indexes() -> None:
     assert proc.returncode == 0
     for option in ("--rows", "--codecs", "--kinds", "--hits", "--modes", "--create-repeat"):
         assert option in proc.stdout
+
+
+def _hyperslab_indexed_case(prepared: ibench.Prepared, cache: str) -> Case:
+    return next(c for c in ibench.query_cases(prepared, ["none"])
+                if c.params["cache"] == cache and c.params["expected"]["hits"] == 10)
+
+
+@pytest.mark.parametrize(("cache", "kept"), [("warm", 10), ("warm-equal", 0)])
+def test_warm_equal_keeps_no_more_matches_than_pytables(
+        prepared: ibench.Prepared, monkeypatch: pytest.MonkeyPatch, cache: str,
+        kept: int) -> None:
+    """hyperslab keeps up to 65,536 matches per indexed query, PyTables 1,024: the
+    ``warm-equal`` mode gives hyperslab PyTables' limit (here made 5, below the query's 10
+    hits, so that keeping and not keeping differ)."""
+    from hyperslab.compute.indexing import matchcache
+
+    monkeypatch.setattr(ops, "_pytables_matches_kept", lambda: 5)
+    made: list[Any] = []
+    real_init = matchcache.MatchCache.__init__
+
+    def spy(self: Any, *args: Any, **kwargs: Any) -> None:
+        real_init(self, *args, **kwargs)
+        made.append(self)
+
+    monkeypatch.setattr(matchcache.MatchCache, "__init__", spy)
+    case = _hyperslab_indexed_case(prepared, cache)
+    assert ibench.run_case("hyperslab indexed", case.name, dict(case.params), Timer())
+    assert [cache.rows for cache in made] == [kept]
+    assert matchcache.MATCH_ENTRY_ROWS == 1 << 16  # restored
+
+
+def test_cold_queries_compile_their_condition_again(prepared: ibench.Prepared,
+                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    """PyTables keeps compiled conditions on the table object, gone when the file closes;
+    hyperslab's module-level caches are emptied before each cold query, so it compiles
+    again too."""
+    from hyperslab.compute import conditions
+
+    case = _hyperslab_indexed_case(prepared, "cold")
+    for _ in range(2):
+        ibench.run_case("hyperslab in-kernel", case.name, dict(case.params), Timer())
+        assert conditions.compile_condition.cache_info().misses >= 1
+        assert conditions.compile_condition.cache_info().hits == 0
