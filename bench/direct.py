@@ -332,7 +332,7 @@ def run_case(rival: str, case: str, params: dict[str, Any], timer: Timer) -> Any
         One of :data:`APPROACHES`.
     case : str
         ``"write"`` (a new file at ``params["files"][rival]``) or ``"read"`` (the file
-        there, written beforehand by the same rival).
+        there, written beforehand by one of the rivals: every rival reads the same one).
     params : dict
         ``source`` (the ``.npy`` stack) and ``files`` (``{rival: path}``).
     timer : Timer
@@ -426,6 +426,19 @@ def prepare_files(
     return files, dropped
 
 
+def read_layouts(read_files: dict[str, Path]) -> dict[str, Path]:
+    """The files every rival reads, one per layout: each regular writer's (its own Blosc2
+    blocks) and the first direct writer's (every direct writer stores the same frames)."""
+    layouts: dict[str, Path] = {}
+    direct = [r for r in read_files if APPROACHES[r].direct]
+    for rival, path in read_files.items():
+        if not APPROACHES[rival].direct:
+            layouts[rival] = path
+    if direct:
+        layouts[f"{direct[0]} (direct frames)"] = read_files[direct[0]]
+    return layouts
+
+
 def build_spec(
     source: Path,
     shape: tuple[int, int, int],
@@ -440,10 +453,13 @@ def build_spec(
 
     rivals = list(read_files)
     write_files = {r: str(folder / f"write-{k}.h5") for k, r in enumerate(rivals)}
-    params = {
-        "write": {"source": str(source), "files": write_files},
-        "read": {"source": str(source), "files": {r: str(p) for r, p in read_files.items()}},
-    }
+    chosen = []
+    if "write" in cases:
+        chosen.append(Case("write", "", {"source": str(source), "files": write_files}))
+    if "read" in cases:
+        for writer, path in read_layouts(read_files).items():
+            params = {"source": str(source), "files": dict.fromkeys(rivals, str(path))}
+            chosen.append(Case("read", f"{writer}'s file", params))
     nimages, height, width = shape
     nbytes = nimages * height * width * 2
     data = [DataInfo("images", f"{nimages} x {height} x {width} uint16", nbytes)]
@@ -466,9 +482,11 @@ def build_spec(
         "cparams=CParams(codec=ZSTD, clevel=5)).to_cframe(); direct reads: read_chunk / "
         "read_direct_chunk then blosc2.ndarray_from_cframe(...)[:].",
         "Write time: the loop and a flush (file and empty dataset created untimed). Read "
-        "time: the loop (file opened untimed); each rival reads the file it wrote, from the "
-        "OS page cache (caches are not dropped: shared machine). Checks: CRC-32 of every "
-        "image (writes: read back by h5py + hdf5plugin after the timing).",
+        "time: the loop (file opened untimed). Every rival reads the same file in each read "
+        "case: the file of each regular writer (their Blosc2 blocks differ: each library "
+        "picks its own) and one of direct-written frames (identical for every direct "
+        "writer), from the OS page cache (caches are not dropped: shared machine). Checks: "
+        "CRC-32 of every image (writes: read back by h5py + hdf5plugin after the timing).",
         *extra_notes,
     ]
     if fresh_process:
@@ -481,7 +499,7 @@ def build_spec(
         title="regular vs direct-chunking writes and reads of a Blosc2 image stack",
         target="bench.direct:run_case",
         rivals=[r for r in RIVALS if r.name in read_files],
-        cases=[Case(c, "", params[c]) for c in cases],
+        cases=chosen,
         fresh_process=fresh_process,
         baseline=baseline,
         data=data,
@@ -493,7 +511,8 @@ def build_spec(
 
 
 def throughput(result: BenchmarkResult, nbytes: int) -> dict[str, dict[str, Any]]:
-    """Return ``{rival: {case: {median, min, max GB/s, vs baseline}}}`` of the timed cases.
+    """Return ``{rival: {case key: {median, min, max GB/s, vs baseline}}}`` of the timed
+    cases.
 
     Throughput is uncompressed bytes per second (GB = 1e9 bytes); ``vs_baseline`` is the
     rival's median throughput divided by the baseline rival's (above 1: faster).
@@ -505,7 +524,7 @@ def throughput(result: BenchmarkResult, nbytes: int) -> dict[str, dict[str, Any]
         ref = result.get(case, result.baseline).time.median
         for rival in result.rivals:
             t = result.get(case, rival).time
-            table[rival][case.name] = {
+            table[rival][case.key] = {
                 "median_gbps": nbytes / t.median / GB,
                 "min_gbps": nbytes / t.max / GB,
                 "max_gbps": nbytes / t.min / GB,
@@ -518,7 +537,7 @@ def throughput_markdown(
     result: BenchmarkResult, table: dict[str, dict[str, Any]], sizes: dict[str, int], nbytes: int
 ) -> str:
     """Return the throughput section of the report (rivals as rows)."""
-    cases = [c.name for c in result.spec.cases if result.measured(c)]
+    cases = [c.key for c in result.spec.cases if result.measured(c)]
     header = ["rival", *(f"{c} GB/s" for c in cases)]
     header += [f"{c} vs {result.baseline}" for c in cases]
     header += ["file size", "compression ratio"]

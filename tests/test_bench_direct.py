@@ -131,9 +131,13 @@ def test_tiny_run_reports_throughput_and_cleans_up(
     table = content["throughput"]["rivals"]
     assert sorted(table) == sorted(NOT_HYPERSLAB)
     assert table["PyTables direct"]["write"]["vs_baseline"] == 1.0
+    writers = [r for r in NOT_HYPERSLAB if not direct_bench.APPROACHES[r].direct]
+    reads = [f"{w}'s file/read" for w in writers]
+    reads.append(f"{next(r for r in NOT_HYPERSLAB if direct_bench.APPROACHES[r].direct)} "
+                 "(direct frames)'s file/read")
     for rival in NOT_HYPERSLAB:
-        for case in direct_bench.CASES:
-            assert table[rival][case]["median_gbps"] > 0
+        assert sorted(table[rival]) == sorted(["write", *reads])
+        assert all(case["median_gbps"] > 0 for case in table[rival].values())
         assert content["file_sizes"][rival] > 0
     assert (out / "results.md").read_text() == markdown.rstrip("\n") + "\n"
     assert list(work.iterdir()) == []  # the files went with the run
@@ -149,3 +153,23 @@ def test_python_m_bench_direct() -> None:
     )
     assert proc.returncode == 0
     assert "--tmpdir" in proc.stdout and "--quick" in proc.stdout
+
+
+def test_every_rival_reads_the_same_file_in_each_read_case(tmp_path: Path) -> None:
+    """The read cases compare libraries, not layouts: one file per layout (each regular
+    writer's, and the direct frames every direct writer stores alike), read by all."""
+    files = {name: tmp_path / f"{k}.h5" for k, name in enumerate(direct_bench.APPROACHES)}
+    for path in files.values():
+        path.write_bytes(b"x")
+    spec = direct_bench.build_spec(tmp_path / "images.npy", (2, 8, 8), files, tmp_path,
+                                   ["write", "read"], "hyperslab regular")
+    reads = [c for c in spec.cases if c.name == "read"]
+    assert [c.group for c in reads] == [
+        "hyperslab regular's file", "PyTables regular's file", "h5py regular's file",
+        "hyperslab direct (direct frames)'s file"]
+    for case in reads:
+        assert set(case.params["files"]) == set(files)
+        assert len(set(case.params["files"].values())) == 1
+    assert len({c.params["files"]["h5py direct"] for c in reads}) == len(reads)
+    write = next(c for c in spec.cases if c.name == "write")
+    assert len(set(write.params["files"].values())) == len(files)  # each writes its own
