@@ -17,20 +17,22 @@ one, ``(25, 50, 50, 50)`` (25 MB chunks).  The cases (:func:`make_cases`):
     :data:`NBOXES` boxes of ``5 x 10 x 10 x 10`` at deterministic random places, read one
     after the other.
 
+Every chunkshape is written by three writers (:data:`WRITERS`): hyperslab, PyTables and
+h5py + hdf5plugin (``hdf5plugin.Blosc2(cname="lz4", clevel=8, filters=SHUFFLE)``), each
+choosing its own Blosc2 block shape; a group of cases is one chunkshape and one writer's
+file, and every reader reads that same file (so that readers, not layouts, are compared).
 Rivals (each ``value = node[selection]`` on a node opened before the timing):
 
 ==============================  ==========================================================
-rival                           what it reads, how
+rival                           how it reads the group's file
 ==============================  ==========================================================
-hyperslab                       its own file
-hyperslab (PyTables' file)      the file PyTables wrote (separates library and block shape)
-PyTables                        its own file, its optimized b2nd path (``BLOSC2_FILTER``
-                                unset)
+hyperslab                       ``hyperslab.open_file``
+PyTables                        its optimized b2nd path (``BLOSC2_FILTER`` unset)
 PyTables (filter pipeline)      the same with ``BLOSC2_FILTER=1`` in the environment
-h5py + hdf5plugin               PyTables' file, plain h5py (HDF5 filter pipeline)
-b2h5py                          PyTables' file, h5py with ``b2h5py.fast_slicing()`` active
-hyperslab blocks=...            (``--blockshapes``) a hyperslab file written with
-                                ``create_carray(..., blockshape=...)``
+h5py + hdf5plugin               plain h5py (HDF5 filter pipeline)
+b2h5py                          h5py with ``b2h5py.fast_slicing()`` active
+hyperslab blocks=...            (``--blockshapes``) its own file, written by hyperslab with
+                                ``create_carray(..., blockshape=...)``, in every group
 ==============================  ==========================================================
 
 PyTables reads ``BLOSC2_FILTER`` with ``getenv`` in C at every slice read
@@ -108,8 +110,12 @@ NODE = "a"
 ENV_SWITCH = "BLOSC2_FILTER"
 """The environment variable that turns PyTables' (and b2h5py's) b2nd slicing off."""
 
+WRITERS = ("hyperslab", "PyTables", "hdf5plugin")
+"""The libraries that write each chunkshape's files (hdf5plugin: h5py with its filter)."""
 PYTABLES_FILE = "PyTables"
 HYPERSLAB_FILE = "hyperslab"
+CASE_FILE = ""
+"""``file_of`` of the rivals that read the file of the case's group."""
 READER_MODULES = {
     "hyperslab": ("hyperslab",),
     "PyTables": ("tables",),
@@ -126,10 +132,11 @@ LIBRARY_MODULES = {"hyperslab": "hyperslab", "PyTables": "tables"}
 class SlicingRival(Rival):
     """A rival: who reads (``reader``), whose file (``file_of``), and how.
 
-    ``file_of`` is ``"hyperslab"``, ``"PyTables"`` or, for a ``--blockshapes`` rival, the
-    rival's own name (its file is written with ``blockshape``: ``"auto"`` or
-    ``"5,25,50,50"``).  ``pipeline`` sets ``BLOSC2_FILTER=1`` around the reads.  A rival is
-    available only if it reads a tiny array right (:func:`smoke_test`).
+    ``file_of`` is :data:`CASE_FILE` (the file of the case's group: every writer's in turn)
+    or, for a ``--blockshapes`` rival, the rival's own name (its file is written with
+    ``blockshape``: ``"auto"`` or ``"5,25,50,50"``).  ``pipeline`` sets ``BLOSC2_FILTER=1``
+    around the reads.  A rival is available only if it reads a tiny array right
+    (:func:`smoke_test`).
     """
 
     reader: str = ""
@@ -139,8 +146,11 @@ class SlicingRival(Rival):
 
     @property
     def writer(self) -> str:
-        """The library that writes the file this rival reads."""
-        return "PyTables" if self.file_of == PYTABLES_FILE else "hyperslab"
+        """The library that writes the file of its smoke test (its own, for a
+        ``--blockshapes`` rival; else PyTables', hyperslab's for hyperslab)."""
+        if self.file_of != CASE_FILE or self.reader == "hyperslab":
+            return "hyperslab"
+        return PYTABLES_FILE
 
     def unavailable_reason(self) -> str | None:
         """Return why this rival cannot run here (import or smoke test), or None."""
@@ -155,12 +165,11 @@ def _rival(name: str, reader: str, file_of: str, pipeline: bool = False) -> Slic
 
 
 BASE_RIVALS = (
-    _rival("hyperslab", "hyperslab", HYPERSLAB_FILE),
-    _rival("hyperslab (PyTables' file)", "hyperslab", PYTABLES_FILE),
-    _rival("PyTables", "PyTables", PYTABLES_FILE),
-    _rival("PyTables (filter pipeline)", "PyTables", PYTABLES_FILE, pipeline=True),
-    _rival("h5py + hdf5plugin", "h5py", PYTABLES_FILE),
-    _rival("b2h5py", "b2h5py", PYTABLES_FILE),
+    _rival("hyperslab", "hyperslab", CASE_FILE),
+    _rival("PyTables", "PyTables", CASE_FILE),
+    _rival("PyTables (filter pipeline)", "PyTables", CASE_FILE, pipeline=True),
+    _rival("h5py + hdf5plugin", "h5py", CASE_FILE),
+    _rival("b2h5py", "b2h5py", CASE_FILE),
 )
 DEFAULT_BASELINE = "PyTables"
 
@@ -289,6 +298,8 @@ def write_file(
     of ``chunks[0]`` rows at a time (``a[lo:hi] = data[lo:hi]``: whole chunks).
     ``blockshape`` (hyperslab only) is passed on as ``blockshape=`` (``"auto"``: None).
     """
+    if library == "hdf5plugin":
+        return _write_h5py_file(path, data, chunks)
     lib = importlib.import_module(LIBRARY_MODULES[library])
     extra: dict[str, Any] = {}
     if blockshape is not None:
@@ -307,6 +318,23 @@ def write_file(
         )
         for start in range(0, data.shape[0], chunks[0]):
             array[start : start + chunks[0]] = data[start : start + chunks[0]]
+    return time.perf_counter() - t0
+
+
+def _write_h5py_file(path: str, data: Any, chunks: Sequence[int]) -> float:
+    """:func:`write_file` for h5py + hdf5plugin: the same chunks, codec, level and shuffle,
+    hdf5plugin's Blosc2 filter choosing its blocks."""
+    import h5py
+    import hdf5plugin
+
+    t0 = time.perf_counter()
+    with h5py.File(path, "w") as f:
+        dset = f.create_dataset(
+            NODE, shape=data.shape, dtype=data.dtype, chunks=tuple(chunks),
+            **hdf5plugin.Blosc2(cname="lz4", clevel=CLEVEL, filters=hdf5plugin.Blosc2.SHUFFLE),
+        )
+        for start in range(0, data.shape[0], chunks[0]):
+            dset[start : start + chunks[0]] = data[start : start + chunks[0]]
     return time.perf_counter() - t0
 
 
@@ -429,11 +457,13 @@ def write_group_files(
     """Write the files ``rivals`` read with ``group``'s chunks; return ``{file: why}`` of
     those that could not be written right (checked with h5py)."""
     failed: dict[str, str] = {}
-    wanted = {r.file_of: r for r in rivals}
-    for k, (file_of, rival) in enumerate(wanted.items()):
+    wanted: dict[str, tuple[str, str | None]] = {w: (w, None) for w in WRITERS}
+    wanted.update({r.file_of: ("hyperslab", r.blockshape) for r in rivals
+                   if r.file_of != CASE_FILE})
+    for k, (file_of, (writer, blockshape)) in enumerate(wanted.items()):
         path = folder / f"{group.name.replace(' ', '-')}-{k}.h5"
         try:
-            seconds = write_file(rival.writer, str(path), data, group.chunks, rival.blockshape)
+            seconds = write_file(writer, str(path), data, group.chunks, blockshape)
             info = file_info(str(path), data)
         except Exception as exc:  # a failing writer drops its readers, the others go on
             failed[file_of] = f"writing failed: {type(exc).__name__}: {exc}"
@@ -457,20 +487,24 @@ def build_cases(
     expected: Mapping[str, dict[str, Any]],
     case_names: Sequence[str],
 ) -> list[Case]:
-    """Return the harness's cases: every case of ``case_names`` in every group."""
+    """Return the harness's cases: every case of ``case_names`` in every group and every
+    writer's file of it (:data:`WRITERS`: ``"small 10x25x50x50, PyTables' file"``)."""
     cases = []
     for group in groups:
-        how = {
-            r.name: {
-                "reader": r.reader,
-                "path": str(group.files[r.file_of]),
-                "pipeline": r.pipeline,
+        for writer in [w for w in WRITERS if w in group.files]:
+            how = {
+                r.name: {
+                    "reader": r.reader,
+                    "path": str(group.files[writer if r.file_of == CASE_FILE else r.file_of]),
+                    "pipeline": r.pipeline,
+                }
+                for r in rivals
             }
-            for r in rivals
-        }
-        for name in case_names:
-            params = {"rivals": how, "selections": selections[name], "expected": expected[name]}
-            cases.append(Case(name, group.name, params))
+            label = f"{group.name}, {possessive(writer)} file"
+            for name in case_names:
+                params = {"rivals": how, "selections": selections[name],
+                          "expected": expected[name], "writer": writer}
+                cases.append(Case(name, label, params))
     return cases
 
 
@@ -482,15 +516,18 @@ def notes_for(shape: Sequence[int], data: Any, selections: Mapping[str, Any]) ->
         f"Array: {' x '.join(map(str, shape))} int64 ({data.nbytes / MB:.0f} MB), smooth "
         "(a sum of one sine per dimension, a few thousand) plus noise 0..7, as CArray '/a' "
         f"with Filters(complevel={CLEVEL}, complib='{COMPLIB}', shuffle=True), written slab "
-        "by slab (whole chunks) by hyperslab and by PyTables; each group is one chunkshape.",
+        "by slab (whole chunks) by hyperslab, by PyTables and by h5py + hdf5plugin "
+        "(hdf5plugin.Blosc2(cname='lz4', clevel=8, filters=SHUFFLE)), each choosing its own "
+        "Blosc2 blocks; each group is one chunkshape and one writer's file, which every "
+        "rival reads.",
         "Cases: axisN = the middle index of dimension N (a[25], a[:, 50], a[:, :, 50], "
         f"a[:, :, :, 50] at full size); strided = a{_index_text(strided)}; boxes = {NBOXES} "
         f"boxes of {' x '.join(map(str, BOX))} at seeded random places, read one after "
         "the other. Time: value = node[selection] on a node opened before the timing, from "
         "the OS page cache; MB/s = result bytes (1e6) / median time.",
-        "Rivals: 'hyperslab (PyTables' file)', 'h5py + hdf5plugin' (plain h5py, HDF5 filter "
-        "pipeline) and 'b2h5py' (h5py inside b2h5py.fast_slicing()) read PyTables' file. "
-        "'PyTables' runs with BLOSC2_FILTER unset (its b2nd path for step-1 slices), "
+        "Rivals: 'h5py + hdf5plugin' (plain h5py, HDF5 filter pipeline), 'b2h5py' (h5py "
+        "inside b2h5py.fast_slicing()); 'PyTables' runs with BLOSC2_FILTER unset (its b2nd "
+        "path for step-1 slices), "
         "'PyTables (filter pipeline)' with BLOSC2_FILTER=1 (read by getenv at each read). "
         "Checks: every run equals NumPy on the in-memory array (CRC-32 of the result bytes, "
         "shapes, dtype).",
@@ -648,6 +685,9 @@ def _run(args: argparse.Namespace, options: Options, folder: Path) -> int:
     expected = expected_checks(data, selections)
     for group in options.groups:
         failed = write_group_files(group, rivals, data, folder, print_progress)
+        for writer in [w for w in WRITERS if w in failed]:
+            skipped[f"{possessive(writer)} file"] = f"{group.name}: {failed[writer]}"
+            print_progress(f"no {possessive(writer)} file: {failed[writer]}")
         for rival in [r for r in rivals if r.file_of in failed]:
             skipped[rival.name] = f"{group.name}: {failed[rival.file_of]}"
             print_progress(f"dropping {rival.name}: {skipped[rival.name]}")

@@ -117,30 +117,59 @@ def test_check_of_names_content_shapes_and_type(data: Any) -> None:
     assert check != sbench.check_of([data[1].astype(np.int32), data[2]])
 
 
-def _params(files: dict[str, Path], expected: dict[str, Any], selections: list) -> dict:
+def _params(path: Path, expected: dict[str, Any], selections: list) -> dict:
     rivals = {
-        r.name: {"reader": r.reader, "path": str(files[r.file_of]), "pipeline": r.pipeline}
+        r.name: {"reader": r.reader, "path": str(path), "pipeline": r.pipeline}
         for r in sbench.BASE_RIVALS
     }
     return {"rivals": rivals, "selections": selections, "expected": expected}
 
 
-def test_every_rival_reads_every_case_right(tmp_path: Path, data: Any) -> None:
-    files = {}
-    for library in sbench.LIBRARY_MODULES:
-        files[library] = tmp_path / f"{library}.h5"
-        sbench.write_file(library, str(files[library]), data, CHUNKS)
-        info = sbench.file_info(str(files[library]), data)
-        assert info["matches"] and info["chunks"] == list(CHUNKS)
-        assert info["ratio"] > 1.5 and info["bytes"] == files[library].stat().st_size
+@pytest.mark.parametrize("writer", sbench.WRITERS)
+def test_every_rival_reads_every_writers_file_right(tmp_path: Path, data: Any,
+                                                    writer: str) -> None:
+    path = tmp_path / f"{writer}.h5"
+    sbench.write_file(writer, str(path), data, CHUNKS)
+    info = sbench.file_info(str(path), data)
+    assert info["matches"] and info["chunks"] == list(CHUNKS)
+    assert info["ratio"] > 1.5 and info["bytes"] == path.stat().st_size
+    assert info["blocks"] is not None  # a b2nd frame, whoever wrote it
     cases = sbench.make_cases(SHAPE)
     expected = sbench.expected_checks(data, cases)
     for name, selections in cases.items():
-        params = _params(files, expected[name], selections)
+        params = _params(path, expected[name], selections)
         for rival in RIVALS:
             timer = Timer()
             assert sbench.run_case(rival, name, params, timer) == expected[name], rival
             assert timer.seconds is not None and timer.seconds > 0
+
+
+def test_a_goals_rivals_read_the_same_file(tmp_path: Path) -> None:
+    """Each goal compares hyperslab with a rival reading the same file (same chunks,
+    blocks, codec and level), one group per chunkshape and writer."""
+    group = sbench.Group("small 2x4x5x6", CHUNKS)
+    for k, writer in enumerate(sbench.WRITERS):
+        group.files[writer] = tmp_path / f"{k}.h5"
+    selections = sbench.make_cases(SHAPE)
+    cases = sbench.build_cases([group], list(sbench.BASE_RIVALS), selections,
+                               {key: {} for key in selections}, list(selections))
+    assert sorted({c.group for c in cases}) == sorted(
+        f"small 2x4x5x6, {sreport.possessive(w)} file" for w in sbench.WRITERS)
+    for case in cases:
+        paths = {how["path"] for how in case.params["rivals"].values()}
+        assert paths == {str(group.files[case.params["writer"]])}
+    result = type("R", (), {"spec": type("S", (), {"cases": cases})()})()
+    pairs = sreport.goal_pairs(result)  # type: ignore[arg-type]
+    assert {(c.params["writer"], rival, factor) for c, rival, factor in pairs
+            if c.name == "axis0"} == {
+        ("hyperslab", "PyTables", 1.5), ("hyperslab", "b2h5py", 1.5),
+        ("PyTables", "PyTables", 1.0), ("PyTables", "b2h5py", 1.0),
+        ("hdf5plugin", "PyTables", 1.0), ("hdf5plugin", "b2h5py", 1.0)}
+    assert {(c.params["writer"], factor) for c, rival, factor in pairs
+            if c.name == "strided"} == {(w, 2.0) for w in sbench.WRITERS}
+    for case, rival, _factor in pairs:
+        mine = case.params["rivals"]["hyperslab"]["path"]
+        assert case.params["rivals"][rival]["path"] == mine
 
 
 def test_a_result_unlike_numpys_fails_the_case(tmp_path: Path, data: Any) -> None:
@@ -148,7 +177,7 @@ def test_a_result_unlike_numpys_fails_the_case(tmp_path: Path, data: Any) -> Non
     sbench.write_file("PyTables", str(path), data, CHUNKS)
     selections = sbench.make_cases(SHAPE)["axis1"]
     wrong = sbench.check_of([data[:, 0]])
-    params = _params({"PyTables": path, "hyperslab": path}, wrong, selections)
+    params = _params(path, wrong, selections)
     with pytest.raises(BenchmarkError, match="PyTables axis1: the result differs from NumPy's"):
         sbench.run_case("PyTables", "axis1", params, Timer())
     with pytest.raises(BenchmarkError, match="unknown rival 'nobody'"):
@@ -233,11 +262,13 @@ def test_quick_run_reports_every_rival_case_and_goal(
         assert f"| {rival} |" in markdown or f" {rival} | " in markdown, rival
     groups = ["small 2x10x20x20", "big 5x20x20x20"]
     for group in groups:
-        for case in sbench.CASES:
-            assert f"| {group} | {case} |" in markdown
+        for writer in sbench.WRITERS:
+            for case in sbench.CASES:
+                assert f"| {group}, {sreport.possessive(writer)} file | {case} |" in markdown
     assert "## Files" in markdown and "## Throughput" in markdown
     goal_lines = [line for line in markdown.splitlines() if line.startswith(("- met", "- NOT"))]
-    assert len(goal_lines) == 2 * (4 + 4 + 1)  # per chunkshape: 4 axes x 2 rivals + strided
+    # per chunkshape and writer: 4 axes x 2 rivals + strided
+    assert len(goal_lines) == 2 * 3 * (4 + 4 + 1)
     content = json.loads((out / "results.json").read_text())
     assert content["failures"] == {} and content["skipped_rivals"] == {}
     assert content["rivals"] == RIVALS and content["baseline_rival"] == "PyTables"
@@ -246,11 +277,11 @@ def test_quick_run_reports_every_rival_case_and_goal(
     for key, row in content["throughput"]["cases"].items():
         assert sorted(row) == sorted(RIVALS), key
         assert all(entry["mbps"] > 0 for entry in row.values()), key
-    assert len(content["goals"]) == 18 and all(g["met"] is not None for g in content["goals"])
+    assert len(content["goals"]) == 54 and all(g["met"] is not None for g in content["goals"])
     checks: dict[str, set[str]] = {}
     for row in content["results"]:
         checks.setdefault(f"{row['group']}/{row['case']}", set()).add(json.dumps(row["check"]))
-    assert len(checks) == 12 and all(len(c) == 1 for c in checks.values())
+    assert len(checks) == 36 and all(len(c) == 1 for c in checks.values())
     assert list(work.iterdir()) == []  # the files went with the run
 
 
@@ -267,8 +298,8 @@ def test_report_text_helpers_and_goals() -> None:
     assert sreport._file_text(info) == "chunks (2, 4), blocks (1, 2), ratio 6.12x"
     # The goals' one-index cases are the benchmark's one-index cases.
     assert sreport.AXIS_CASES == ("axis0", "axis1", "axis2", "axis3")
-    assert {rival for _, rival, _ in sreport.GOALS} <= {r.name for r in sbench.BASE_RIVALS}
-    assert all(set(cases) <= set(sbench.CASES) for cases, _, _ in sreport.GOALS)
+    assert {rival for _, rival, _, _ in sreport.GOALS} <= {r.name for r in sbench.BASE_RIVALS}
+    assert all(set(cases) <= set(sbench.CASES) for cases, _, _, _ in sreport.GOALS)
     lines = sreport.goals_markdown([(True, "a"), (False, "b"), (None, "c")])
     assert lines == [
         "## Goals (medians)",
