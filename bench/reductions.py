@@ -20,7 +20,8 @@ Two parts, each a harness run (:func:`build_spec`; rivals in :data:`PART_RIVALS`
 
 ``sums`` (cases ``axis0``, ``axis1``, ``axis2``, ``all``; baseline ``h5py + NumPy``)
     hyperslab's ``node.sum(axis=...)`` on its file and on hdf5plugin's, NumPy and a
-    python-blosc2 NDArray (``blosc2.asarray`` with the group's codec and chunks) in memory,
+    python-blosc2 NDArray (``blosc2.asarray`` with the group's codec, chunks and the blocks of
+    hyperslab's file) in memory,
     h5py + NumPy (``dset[...].sum(axis=...)``) on both files, and dask over h5py.
 ``expression`` (case ``expr``; baseline NumPy)
     ``(a * 2 + sin(a)).sum(axis=1)``: ``hyperslab.Expr`` (where it exists), numexpr and NumPy
@@ -139,17 +140,24 @@ class Memory:
     _key: tuple[Any, ...] | None = None
     _ndarray: Any = None
 
-    def ndarray_for(self, group: str, codec: str, chunks: Sequence[int]) -> Any:
-        """Return the NDArray of ``group`` (``data`` compressed with ``codec``, ``chunks``)."""
+    def ndarray_for(
+        self, group: str, codec: str, chunks: Sequence[int], blocks: Sequence[int] | None = None
+    ) -> Any:
+        """Return the NDArray of ``group`` (``data`` compressed with ``codec``, ``chunks`` and
+        ``blocks``: those of hyperslab's file, so that both hold the same compressed blocks;
+        None: python-blosc2's choice)."""
         import blosc2
 
-        key = (group, codec, tuple(chunks))
+        key = (group, codec, tuple(chunks), None if blocks is None else tuple(blocks))
         if self._key != key:
             if self.data is None:
                 raise BenchmarkError("no array in memory: the benchmark runs in its own process")
             self._key = self._ndarray = None
             t0 = time.perf_counter()
-            array = blosc2.asarray(self.data, chunks=tuple(chunks), cparams=cparams_for(codec))
+            layout = {} if blocks is None else {"blocks": tuple(blocks)}
+            array = blosc2.asarray(
+                self.data, chunks=tuple(chunks), cparams=cparams_for(codec), **layout
+            )
             self.ndarray_info.setdefault(group, ndarray_info(array, time.perf_counter() - t0))
             self._key, self._ndarray = key, array
         return self._ndarray
@@ -384,7 +392,9 @@ def open_operand(
         with h5py.File(path, "r") as f:
             yield f[NODE]
     elif method == "blosc2":
-        yield memory.ndarray_for(params["group"], params["codec"], params["chunks"])
+        yield memory.ndarray_for(
+            params["group"], params["codec"], params["chunks"], params.get("blocks")
+        )
     else:
         if memory.data is None:
             raise BenchmarkError("no array in memory: the benchmark runs in its own process")
@@ -515,6 +525,7 @@ def build_spec(
             "group": group.name,
             "codec": group.codec,
             "chunks": list(group.chunks),
+            "blocks": group.info.get(HYPERSLAB_FILE, {}).get("blocks"),
             "paths": {k: str(p) for k, p in group.files.items()},
             "nbytes": nbytes,
         }

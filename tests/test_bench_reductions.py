@@ -357,6 +357,8 @@ def test_goals_and_throughput_from_medians() -> None:
         "hyperslab": (0.1, 0.3),
         "h5py + NumPy": (0.6, 0.9),
         "blosc2 NDArray (memory)": (0.2, 0.25),
+        "hyperslab (hdf5plugin's file)": (0.2, 0.5),
+        "h5py + NumPy (hdf5plugin's file)": (0.5, 0.9),
     }
     spec = BenchmarkSpec("reductions sums", "t", "bench.reductions:run_case", [], cases)
     result = BenchmarkResult(
@@ -381,9 +383,15 @@ def test_goals_and_throughput_from_medians() -> None:
     met = rreport.goals(result)
     assert [m for m, _ in met] == [True, True, False, False]
     assert met[0][1] == (
-        "hyperslab >= 5x h5py + NumPy, blosc2:lz4 100x100x100 axis0: 10.00 vs 1.67 GB/s (6.00x)"
+        "hyperslab >= 1x blosc2 NDArray (memory), blosc2:lz4 100x100x100 axis0: "
+        "10.00 vs 5.00 GB/s (2.00x)"
     )
-    assert met[3][1].endswith("all: 3.33 vs 4.00 GB/s (0.83x)")
+    assert met[1][1] == (
+        "hyperslab (hdf5plugin's file) >= 2x h5py + NumPy (hdf5plugin's file), "
+        "blosc2:lz4 100x100x100 axis0: 5.00 vs 2.00 GB/s (2.50x)"
+    )
+    assert met[2][1].endswith("all: 3.33 vs 4.00 GB/s (0.83x)")
+    assert met[3][1].endswith("all: 2.00 vs 1.11 GB/s (1.80x)")
     assert rreport.goals(None) == []
     table = rreport.throughput(result, rreport.REFERENCES["sums"])
     entry = table["blosc2:lz4 100x100x100/axis0"]["hyperslab"]
@@ -399,8 +407,19 @@ def test_goals_and_throughput_from_medians() -> None:
     markdown = rreport.goals_markdown([*met, (None, "x")])
     assert markdown[:3] == ["## Goals (medians)", "", "- met: " + met[0][1]]
     assert markdown[-1] == "- 1 goal(s) not measured (a rival or case did not run)"
-    assert rreport.GOALS == (("h5py + NumPy", 5.0), ("blosc2 NDArray (memory)", 1.0))
-    assert {r for r, _ in rreport.GOALS} <= {r.name for r in rbench.SUM_RIVALS}
+    assert {r for ours, rival, _ in rreport.GOALS for r in (ours, rival)} <= {
+        r.name for r in rbench.SUM_RIVALS}
+
+
+def test_a_goals_rivals_read_equally_laid_out_data() -> None:
+    """Each goal's two sides read the same file, or hyperslab's file and an NDArray with
+    its chunks, blocks, codec and level."""
+    rivals = {r.name: r for r in rbench.SUM_RIVALS}
+    for ours, rival, _factor in rreport.GOALS:
+        if rivals[rival].method == "blosc2":
+            assert rivals[ours].file_of == rbench.HYPERSLAB_FILE
+        else:
+            assert rivals[ours].file_of == rivals[rival].file_of
 
 
 def test_quick_run_reports_every_rival_case_and_goal(
@@ -425,6 +444,8 @@ def test_quick_run_reports_every_rival_case_and_goal(
         assert files["hyperslab"]["chunks"] == files["hdf5plugin"]["chunks"]
         assert len(files["hdf5plugin"]["blocks"]) == 3
         assert content["ndarrays"][group]["chunks"] == files["hyperslab"]["chunks"]
+        if files["hyperslab"]["blocks"] is not None:  # uncompressed: no frame, no blocks
+            assert content["ndarrays"][group]["blocks"] == files["hyperslab"]["blocks"]
     assert "## Files" in markdown and "## sums: GB/s" in markdown
     assert "## expression: GB/s" in markdown
     assert content["parts"]["sums"]["rivals"] == sums
