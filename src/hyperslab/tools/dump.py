@@ -13,6 +13,7 @@ code dumps a file opened by PyTables.
 from __future__ import annotations
 
 import os
+import re
 from dataclasses import dataclass
 from typing import Any, TextIO
 
@@ -141,7 +142,8 @@ def format_item(item: Any) -> str:
     elements, strings and bytes quoted, numbers as NumPy prints them."""
     if isinstance(item, np.ndarray):
         text = np.array2string(item, threshold=ROW_THRESHOLD, edgeitems=3, separator=", ")
-        return " ".join(text.split())
+        text = " ".join(text.split())  # one line, without NumPy's padding for alignment
+        return re.sub(r"\s+([,\]])", r"\1", re.sub(r"\[\s+", "[", text))
     if isinstance(item, np.generic) and not isinstance(item, np.void):
         if isinstance(item, np.str_ | np.bytes_):
             return repr(item.item())
