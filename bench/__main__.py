@@ -5,7 +5,7 @@ from __future__ import annotations
 import importlib
 import sys
 
-from bench import benchmark_names
+from bench import benchmark_names, prog_name
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -24,13 +24,13 @@ def main(argv: list[str] | None = None) -> int:
     args = sys.argv[1:] if argv is None else list(argv)
     names = benchmark_names()
     if not args or args[0] in ("-h", "--help"):
-        print("usage: python -m bench NAME [options]  (NAME --help for the options)")
+        print(f"usage: {prog_name()} NAME [options]  (NAME --help for the options)")
         print(f"known benchmarks: {', '.join(names)}")
         return 0 if args else 2
     name, rest = args[0], args[1:]
     if name not in names:
         print(
-            f"python -m bench: error: unknown benchmark {name!r}; "
+            f"{prog_name()}: error: unknown benchmark {name!r}; "
             f"known benchmarks: {', '.join(names)}",
             file=sys.stderr,
         )

@@ -204,6 +204,13 @@ def format_markdown(result: BenchmarkResult) -> str:
     return "\n".join(lines) + "\n"
 
 
+NO_MATPLOTLIB = (
+    "matplotlib is not installed: no PNG plot (the JSON and markdown reports are written); "
+    "for plots, install the bench extras: pip install -e '.[bench]' (or make bench)"
+)
+"""The note a report gives instead of its plot when matplotlib is missing."""
+
+
 def write_plot(result: BenchmarkResult, path: Path) -> str | None:
     """Draw time (and memory) bars per group of cases into a PNG.
 
@@ -217,7 +224,7 @@ def write_plot(result: BenchmarkResult, path: Path) -> str | None:
         matplotlib.use("Agg")
         plt: Any = importlib.import_module("matplotlib.pyplot")
     except ImportError:
-        return "matplotlib is not installed: no PNG plot (pip install matplotlib)"
+        return NO_MATPLOTLIB
     groups = list(dict.fromkeys(c.group for c in result.spec.cases))
     nrows = 2 if result.spec.fresh_process else 1
     fig, axes = plt.subplots(

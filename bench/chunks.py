@@ -54,6 +54,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from bench import prog_name
 from bench._report import format_markdown, write_reports
 from bench.harness import (
     BenchmarkError,
@@ -341,7 +342,7 @@ def report(
 def build_parser() -> argparse.ArgumentParser:
     """Return the argument parser of ``python -m bench chunks``."""
     parser = argparse.ArgumentParser(
-        prog="python -m bench chunks",
+        prog=prog_name("chunks"),
         description="Locate a million chunks and read single items at random from them: "
         "hyperslab vs PyTables vs h5py, unfiltered and Blosc2.",
     )

@@ -54,6 +54,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from bench import prog_name
 from bench._report import format_markdown, write_reports
 from bench.harness import (
     BenchmarkError,
@@ -598,7 +599,7 @@ def image_size(text: str) -> tuple[int, int]:
 def build_parser() -> argparse.ArgumentParser:
     """Return the argument parser of ``python -m bench direct``."""
     parser = argparse.ArgumentParser(
-        prog="python -m bench direct",
+        prog=prog_name("direct"),
         description="Write and read a stack of Blosc2/Zstd-compressed images, one per chunk: "
         "regular API vs direct chunking, for hyperslab, PyTables and h5py (the "
         "tomography experiment of PyTables' direct-chunking post).",

@@ -66,6 +66,7 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from bench import prog_name
 from bench._indexes_data import (
     COLUMNS,
     HIT_COUNTS,
@@ -512,7 +513,7 @@ class Options:
 def build_parser() -> argparse.ArgumentParser:
     """Return the argument parser of ``python -m bench indexes``."""
     parser = argparse.ArgumentParser(
-        prog="python -m bench indexes",
+        prog=prog_name("indexes"),
         description="Column indexes of the spec's Record table: index creation time and "
         "size per kind:optlevel, and queries of 1 to 1,000,000 hits cold and warm, indexed, "
         "in-kernel and on a sorted copy: hyperslab vs PyTables, and SQLite with an index. "

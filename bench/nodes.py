@@ -40,6 +40,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
+from bench import prog_name
 from bench.harness import (
     BenchmarkError,
     BenchmarkSpec,
@@ -332,7 +333,7 @@ def run_case(rival: str, case: str, params: dict[str, Any], timer: Timer) -> Any
 def build_parser() -> argparse.ArgumentParser:
     """Return the argument parser of ``python -m bench nodes``."""
     parser = argparse.ArgumentParser(
-        prog="python -m bench nodes",
+        prog=prog_name("nodes"),
         description="Open and browse files with many nodes: hyperslab vs PyTables vs h5py "
         "(the use cases of the PyTables node-cache paper, each run in a fresh process).",
     )

@@ -49,6 +49,7 @@ import zlib
 from pathlib import Path
 from typing import Any
 
+from bench import prog_name
 from bench._report import format_markdown, write_reports
 from bench.harness import (
     REPO_ROOT,
@@ -341,7 +342,7 @@ def build_spec(prepared: Prepared, cases: list[str], rivals: list[str]) -> Bench
 def build_parser() -> argparse.ArgumentParser:
     """Return the argument parser of ``python -m bench pandas``."""
     parser = argparse.ArgumentParser(
-        prog="python -m bench pandas",
+        prog=prog_name("pandas"),
         description="pandas' to_hdf / read_hdf (with and without where=, indexed or not) "
         "and dask.dataframe.read_hdf, on hyperslab (install_as_tables) and on PyTables, "
         "each run in a fresh process. The baseline is PyTables.",

@@ -49,6 +49,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from bench import prog_name
 from bench._queries_data import (
     _CODE,
     COLUMNS,
@@ -633,7 +634,7 @@ def report(
 def build_parser() -> argparse.ArgumentParser:
     """Return the argument parser of ``python -m bench queries``."""
     parser = argparse.ArgumentParser(
-        prog="python -m bench queries",
+        prog=prog_name("queries"),
         description="In-kernel queries (the spec's complex query at 1% and 0.01% "
         "selectivity), table appends and row iteration of the spec's Record table: "
         "hyperslab vs PyTables, with NumPy, numexpr and pandas in memory for reference. "

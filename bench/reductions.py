@@ -56,6 +56,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from bench import prog_name
 from bench._reductions_data import (
     CASES,
     CLEVEL,
@@ -580,7 +581,7 @@ def chunks_type(text: str) -> list[tuple[int, ...] | None]:
 def build_parser() -> argparse.ArgumentParser:
     """Return the argument parser of ``python -m bench reductions``."""
     parser = argparse.ArgumentParser(
-        prog="python -m bench reductions",
+        prog=prog_name("reductions"),
         description="Sum a 500x500x500 float64 array (1 GB, a linspace from 0 to 1000) along "
         "each axis and in all, with Blosc2 LZ4, Blosc2 Zstd and no compression, automatic and "
         "(100, 100, 100) chunks: hyperslab on disk vs NumPy and a python-blosc2 NDArray in "

@@ -68,6 +68,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from bench import prog_name
 from bench._slicing_data import (
     BOX,
     CASES,
@@ -556,7 +557,7 @@ def shapes_type(text: str) -> list[tuple[int, ...]]:
 def build_parser() -> argparse.ArgumentParser:
     """Return the argument parser of ``python -m bench slicing``."""
     parser = argparse.ArgumentParser(
-        prog="python -m bench slicing",
+        prog=prog_name("slicing"),
         description="Slice a 4-D Blosc2 LZ4 int64 array along each dimension, with steps and "
         "in small boxes, for two chunkshapes: hyperslab vs PyTables (optimized and filter "
         "pipeline), h5py + hdf5plugin and b2h5py (the b2nd slicing post's experiment). "

@@ -5,11 +5,14 @@ this command finds the checkout: first from ``hyperslab.__file__`` (the src layo
 package at ``<repo>/src/hyperslab``), then from the current folder and its parents.  The
 benchmark runs in a child interpreter with the checkout first on ``sys.path`` and the
 caller's current folder unchanged, so relative paths in the options (``--out``) mean what
-the caller expects.  ``bench/__main__.py`` checks the name and lists the known ones.
+the caller expects, and with :data:`PROG_ENV` set so that usage lines and errors say
+``hyperslab bench NAME`` (``bench.prog_name`` reads it).  ``bench/__main__.py`` checks the
+name and lists the known ones.
 """
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 from collections.abc import Sequence
@@ -21,6 +24,13 @@ _LAUNCH = (
     "import runpy, sys; sys.path.insert(0, sys.argv.pop(1)); "
     "runpy.run_module('bench', run_name='__main__', alter_sys=True)"
 )
+
+
+PROG_ENV = "HYPERSLAB_BENCH_PROG"
+"""The environment variable that tells the benchmarks which command runs them."""
+
+PROG = "hyperslab bench"
+"""The command the benchmarks name in their usage lines when this module runs them."""
 
 
 class BenchNotFoundError(Exception):
@@ -68,6 +78,7 @@ def run_bench(args: Sequence[str], cwd: Path | None = None) -> int:
     """
     root = find_repo_root(cwd)
     try:
-        return subprocess.run(bench_command(root, args), cwd=cwd, check=False).returncode
+        env = {**os.environ, PROG_ENV: PROG}
+        return subprocess.run(bench_command(root, args), cwd=cwd, env=env, check=False).returncode
     except KeyboardInterrupt:
         return 130

@@ -1,15 +1,23 @@
-"""``hyperslab ls``: list the nodes of a file as a tree, like PyTables' ``ptdump``.
+"""``hyperslab ls``: list the nodes of a file, one aligned line each.
 
 Each node gets one line: its path, class, shape, dtype, chunk shape, filters (compact, e.g.
-``blosc2:zstd(5) shuffle``) and compression ratio (``size_in_memory / size_on_disk``, e.g.
-``x3.2``); with ``show_attrs`` its attributes follow, indented.  The listing works on any
-object with PyTables' File API, so the same code can render a file opened by PyTables.
+``blosc2:zstd(5) shuffle``) and compression ratio (uncompressed size / stored size, e.g.
+``x3.2``; see :func:`node_ratio` for datasets whose data fill only part of a chunk); with
+``show_attrs`` its attributes follow, indented, and with ``verbose`` a table's columns
+(name, type, shape, index).  The listing works on any object with PyTables' File API, so the
+same code can render a file opened by PyTables.
+
+This module also holds what ``hyperslab dump`` and ``hyperslab tree`` share with it: the
+``FILE[:/node]`` argument (:func:`split_source`), opening a file read-only with one-line
+errors (:func:`open_readonly`) and walking a tree (:func:`iter_tree`).
 """
 
 from __future__ import annotations
 
+import math
 import os
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, TextIO
 
@@ -23,11 +31,71 @@ HDF5_SIGNATURE = b"\x89HDF\r\n\x1a\n"
 MAX_VALUE_WIDTH = 70
 """Attribute values longer than this are cut with an ellipsis."""
 
-COLUMNS = ("path", "class", "shape", "dtype", "chunks", "filters", "ratio")
+RATIO_HEADER = "uncompressed/stored"
+"""Header of the ratio column: the data's size in memory over its size in the file."""
+
+COLUMNS = ("path", "class", "shape", "dtype", "chunks", "filters", RATIO_HEADER)
+
+PARTIAL_MARK = "*"
+"""Follows a ratio computed over whole chunks, for data that fill only part of them."""
+
+PARTIAL_NOTE = (
+    f"{PARTIAL_MARK} data that fill part of their chunks (stored whole): "
+    "ratio of the chunks' uncompressed size to their stored size"
+)
+"""The footnote of listings with a :data:`PARTIAL_MARK`."""
+
+TABLE_COLUMNS = ("column", "type", "shape", "index")
 
 
 class ListingError(Exception):
     """The file cannot be listed; the message is meant for the user as it is."""
+
+
+def split_source(source: str) -> tuple[str, str]:
+    """Split a ``FILE[:/node]`` argument into the file name and the node path.
+
+    A name that exists as it is stays whole (a file may have ``:`` in its name); else the
+    part after the last ``:`` is the node if it is empty (the root) or starts with ``/``.
+
+    Examples
+    --------
+    >>> split_source("data.h5:/run1/cube")
+    ('data.h5', '/run1/cube')
+    >>> split_source("data.h5")
+    ('data.h5', '/')
+    >>> split_source("data.h5:")
+    ('data.h5', '/')
+    """
+    head, sep, tail = source.rpartition(":")
+    if not sep or not head or os.path.exists(source) or not (tail == "" or tail[0] == "/"):
+        return source, "/"
+    return head, tail or "/"
+
+
+@contextmanager
+def open_readonly(path: str | os.PathLike[str], where: str = "/") -> Iterator[Any]:
+    """Open ``path`` read-only with hyperslab, checking that it has a node ``where``.
+
+    Raises
+    ------
+    ListingError
+        With a one-line message if the file is missing, not HDF5, unreadable, or has no
+        node ``where``.
+    """
+    check_readable_hdf5(path)
+    try:
+        fileh = hyperslab.open_file(os.fspath(path), mode="r")
+    except (OSError, ValueError, RuntimeError) as exc:
+        raise ListingError(f"cannot open {str(path)!r}: {_first_line(exc)}") from None
+    try:
+        try:
+            fileh.get_node(where)
+        except LookupError as exc:
+            raise ListingError(f"no node {where!r} in {str(path)!r}: {_first_line(exc)}") from None
+        yield fileh
+    finally:
+        fileh.close()
 
 
 def is_hdf5_file(path: str | os.PathLike[str]) -> bool:
@@ -107,6 +175,45 @@ def format_ratio(size_in_memory: int, size_on_disk: int) -> str:
     return f"x{value:.1f}" if value < 100 else f"x{value:.0f}"
 
 
+def chunk_bytes(node: Any) -> int:
+    """Return the uncompressed size of the chunks that hold a chunked leaf's data.
+
+    That is the number of chunks its shape covers times the size of one chunk (edge chunks
+    are stored whole); 0 for a leaf that is not chunked or holds no data.
+    """
+    chunks = getattr(node, "chunkshape", None)
+    if not chunks:
+        return 0
+    count = math.prod(-(-int(n) // int(c)) for n, c in zip(node.shape, chunks, strict=True))
+    return count * math.prod(int(c) for c in chunks) * np.dtype(node.dtype).itemsize
+
+
+def ratio_parts(node: Any) -> tuple[int, int, bool]:
+    """Return ``(uncompressed, stored, partial)``: the two sides of a leaf's ratio.
+
+    ``uncompressed`` is the data's size in memory, except where that is smaller than the
+    stored size because the data fill only part of their chunks (which HDF5 stores whole:
+    an EArray of a few rows has one mostly empty chunk).  The ratio of data to storage
+    would then read like a failure of compression (``x0.0009``); ``uncompressed`` is the
+    size of the chunks holding the data instead, and ``partial`` is True.
+    """
+    stored = int(node.size_on_disk)
+    in_memory = int(node.size_in_memory)
+    if 0 < in_memory < stored:
+        whole = chunk_bytes(node)
+        if whole > in_memory:
+            return whole, stored, True
+    return in_memory, stored, False
+
+
+def node_ratio(node: Any) -> str:
+    """Return a leaf's compression ratio, ``x3.2``, marked ``x1.0*`` if computed over
+    partly filled chunks (see :func:`ratio_parts`); ``-`` when nothing is stored."""
+    uncompressed, stored, partial = ratio_parts(node)
+    text = format_ratio(uncompressed, stored)
+    return text + PARTIAL_MARK if partial and text != "-" else text
+
+
 def format_shape(shape: Any) -> str:
     """Return a shape as a tuple string, ``-`` for None."""
     return "-" if shape is None else str(tuple(int(n) for n in shape))
@@ -171,8 +278,15 @@ def node_row(node: Any) -> tuple[str, ...]:
         format_dtype(node.dtype),
         format_shape(chunks),
         format_filters(getattr(node, "filters", None)),
-        format_ratio(int(node.size_in_memory), int(node.size_on_disk)),
+        _safe_ratio(node),
     )
+
+
+def _safe_ratio(node: Any) -> str:
+    try:
+        return node_ratio(node)
+    except NotImplementedError:  # VLArrays (PyTables' too) do not know their stored size
+        return "?"
 
 
 def attribute_lines(node: Any, indent: str = "    ") -> list[str]:
@@ -181,6 +295,49 @@ def attribute_lines(node: Any, indent: str = "    ") -> list[str]:
         return []
     attrs = node._v_attrs
     return [f"{indent}{name} = {format_value(attrs[name])}" for name in attrs._f_list("all")]
+
+
+def is_table(node: Any) -> bool:
+    """Whether ``node`` is a table (it has PyTables' column path names)."""
+    return not is_link(node) and hasattr(node, "colpathnames")
+
+
+def column_type(table: Any, name: str) -> str:
+    """Return a table column's PyTables type, with the size of strings (``string(8)``)."""
+    kind = str(table.coltypes[name])
+    if kind == "string":
+        return f"string({np.dtype(table.coldtypes[name]).base.itemsize})"
+    return kind
+
+
+def index_flags(table: Any, name: str) -> str:
+    """Return ``kind(optlevel)`` of a column's index, then ``dirty`` if it is; ``-`` if none."""
+    if not table.colindexed[name]:
+        return "-"
+    index = table.colinstances[name].index
+    text = f"{index.kind}({index.optlevel})"
+    return f"{text} dirty" if index.dirty else text
+
+
+def table_column_rows(table: Any) -> list[tuple[str, ...]]:
+    """Return ``(column, type, shape, index)`` for every column of a table, nested ones by
+    their path (``outer/inner``)."""
+    return [
+        (
+            name,
+            column_type(table, name),
+            format_shape(np.dtype(table.coldtypes[name]).shape),
+            index_flags(table, name),
+        )
+        for name in table.colpathnames
+    ]
+
+
+def table_column_lines(table: Any, indent: str = "    ") -> list[str]:
+    """Return the aligned column listing of a table, header first, for ``ls -v``."""
+    rows = [TABLE_COLUMNS, *table_column_rows(table)]
+    widths = [max(len(row[i]) for row in rows) for i in range(len(TABLE_COLUMNS))]
+    return [indent + _join(row, widths) for row in rows]
 
 
 # ----------------------------------------------------------------------------- walking
@@ -205,9 +362,15 @@ def _iter_children(fileh: Any, group: Any, recursive: bool) -> Iterator[Any]:
 
 
 def ls_lines(
-    fileh: Any, where: str = "/", recursive: bool = True, show_attrs: bool = False
+    fileh: Any,
+    where: str = "/",
+    recursive: bool = True,
+    show_attrs: bool = False,
+    verbose: bool = False,
 ) -> list[str]:
     """Return the listing of an open file as lines of aligned columns, header first.
+
+    A footnote ends the listing if a ratio is marked ``*`` (see :func:`ratio_parts`).
 
     Parameters
     ----------
@@ -219,17 +382,22 @@ def ls_lines(
         Descend into subgroups (else ``where`` and its children only).
     show_attrs : bool
         Follow each node's line with its attributes.
+    verbose : bool
+        Follow each table's line with its columns: name, type, shape and index (its kind
+        and optimization level, and ``dirty`` if it needs a rebuild).
     """
-    entries = [
-        (node_row(node), attribute_lines(node) if show_attrs else [])
-        for node in iter_tree(fileh, where, recursive)
-    ]
+    entries = []
+    for node in iter_tree(fileh, where, recursive):
+        extra = table_column_lines(node) if verbose and is_table(node) else []
+        entries.append((node_row(node), extra + (attribute_lines(node) if show_attrs else [])))
     rows = [COLUMNS] + [row for row, _ in entries]
     widths = [max(len(row[i]) for row in rows) for i in range(len(COLUMNS))]
     lines = [_join(COLUMNS, widths)]
-    for row, attr_lines in entries:
+    for row, extra_lines in entries:
         lines.append(_join(row, widths))
-        lines.extend(attr_lines)
+        lines.extend(extra_lines)
+    if any(row[-1].endswith(PARTIAL_MARK) for row, _ in entries):
+        lines.append(PARTIAL_NOTE)
     return lines
 
 
@@ -243,6 +411,7 @@ def run_ls(
     recursive: bool = True,
     show_attrs: bool = False,
     out: TextIO | None = None,
+    verbose: bool = False,
 ) -> None:
     """Open ``path`` read-only with hyperslab and print its listing to ``out``.
 
@@ -252,18 +421,8 @@ def run_ls(
         With a one-line message if the file is missing, not HDF5, unreadable, or has no
         node ``where``.
     """
-    check_readable_hdf5(path)
-    try:
-        fileh = hyperslab.open_file(os.fspath(path), mode="r")
-    except (OSError, ValueError, RuntimeError) as exc:
-        raise ListingError(f"cannot open {str(path)!r}: {_first_line(exc)}") from None
-    try:
-        try:
-            lines = ls_lines(fileh, where, recursive, show_attrs)
-        except LookupError as exc:
-            raise ListingError(f"no node {where!r} in {str(path)!r}: {_first_line(exc)}") from None
-    finally:
-        fileh.close()
+    with open_readonly(path, where) as fileh:
+        lines = ls_lines(fileh, where, recursive, show_attrs, verbose)
     print("\n".join(lines), file=out)
 
 
