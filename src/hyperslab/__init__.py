@@ -169,7 +169,7 @@ if hasattr(_atoms, "Float96Atom"):  # pragma: no cover - 32-bit x86 only
     Float96Col = getattr(_cols, "Float96Col")  # noqa: B009 - as defined
     __all__ += ["Float96Atom", "Float96Col"]
 
-__all__ += ["Expr"]  # loaded on first use, see __getattr__
+__all__ += ["Expr", "to_hyperslab"]  # loaded on first use, see __getattr__
 __all__ += ["install_as_tables"]
 __all__ += ["copy_file"]
 
@@ -193,9 +193,14 @@ def install_as_tables() -> None:
 
 
 def __getattr__(name: str) -> object:
-    """``hyperslab.Expr``, imported on first use (it loads numexpr)."""
+    """``hyperslab.Expr`` (it loads numexpr) and ``hyperslab.to_hyperslab`` (the dask
+    glue: dask is optional), imported on first use."""
     if name == "Expr":
         from hyperslab.compute.expressions import Expr
 
         return Expr
+    if name == "to_hyperslab":
+        from hyperslab.compute.daskio.store import to_hyperslab
+
+        return to_hyperslab
     raise AttributeError(f"module 'hyperslab' has no attribute {name!r}")

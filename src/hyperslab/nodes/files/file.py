@@ -21,7 +21,7 @@ from hyperslab import parameters
 from hyperslab.chunked.engine import default_workers
 from hyperslab.codecs.filters import Filters, set_max_threads
 from hyperslab.errors import ClosedFileError, FileModeError, HDF5ExtError, NoSuchNodeError
-from hyperslab.nodes.files import openfiles
+from hyperslab.nodes.files import openfiles, pickling
 from hyperslab.nodes.files.creation import NodeCreation
 from hyperslab.nodes.files.editing import TreeEditing
 from hyperslab.nodes.files.flushguard import FlushGuard
@@ -447,6 +447,25 @@ class File(NodeLookup, NodeCreation, LinkCreation, TreeEditing, TreeWalking, Und
 
     def __enter__(self) -> File:
         return self
+
+    # ------------------------------------------------------------------ pickling
+    def __reduce__(self) -> tuple[Any, tuple[Any, ...]]:
+        """Pickle a read-only file as its path, mode, root and settings: it is reopened
+        where it is unpickled, once per process (see :mod:`~hyperslab.nodes.files.pickling`).
+
+        Raises
+        ------
+        TypeError
+            If the file is open for writing (reopen it with mode ``'r'``, or pass the path)
+            or is an in-memory image.
+        ClosedFileError
+            If it is closed.
+        """
+        return pickling.file_reduction(self)
+
+    def _reduce_node(self, node: Node) -> tuple[Any, tuple[Any, ...]]:
+        """What ``node.__reduce__`` returns (see :meth:`__reduce__`)."""
+        return pickling.node_reduction(self, node)
 
     def __exit__(self, *exc: object) -> None:
         self.close()

@@ -41,6 +41,50 @@ class Array(Reducible, TileReadable, Leaf):
         """
         return self._atom_enum()
 
+    def to_dask(self, chunks: Any = None, name: str | None = None) -> Any:
+        """A dask array of this array's data, each task reading whole HDF5 chunks.
+
+        Tasks read their blocks with ``self[block]`` (raw chunks decoded in parallel, in
+        part where a block cuts a chunk).  The graph holds this leaf, which pickles when
+        its file is open read-only, so it also runs on ``dask.distributed`` clusters of
+        processes (each worker reopens the file once).  See ``docs/dask.md``.
+
+        Parameters
+        ----------
+        chunks : optional
+            None (default): blocks of whole chunks, as many per block as Dask's
+            ``array.chunk-size`` config allows.  Else Dask's ``chunks`` argument (ints,
+            tuples, ``-1``, ``'auto'``, byte sizes such as ``'64MiB'``), taken as given.
+        name : str, optional
+            The dask name of the array.  By default it is derived from the file (path,
+            size and modification time), the node and the blocks when the file is open
+            read-only, and new every time otherwise.
+
+        Returns
+        -------
+        dask.array.Array
+
+        Raises
+        ------
+        ImportError
+            If dask is not installed (``pip install 'dask[array]'``).
+
+        Examples
+        --------
+        >>> import hyperslab, numpy as np, tempfile, os
+        >>> path = os.path.join(tempfile.mkdtemp(), "dask.h5")
+        >>> with hyperslab.open_file(path, "w") as f:
+        ...     _ = f.create_carray("/", "x", obj=np.arange(100.0).reshape(10, 10),
+        ...                         chunkshape=(5, 5))
+        >>> with hyperslab.open_file(path) as f:
+        ...     x = f.root.x.to_dask()
+        ...     print(x.chunks, float(x.sum().compute()))
+        ((10,), (10,)) 4950.0
+        """
+        from hyperslab.compute.daskio.arrays import leaf_to_dask
+
+        return leaf_to_dask(self, chunks, name)
+
 
 class CArray(Array):
     """A chunked array of fixed shape, compressed with any :class:`Filters`."""

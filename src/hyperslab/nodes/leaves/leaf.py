@@ -230,6 +230,12 @@ class Leaf(DirectChunking, LeafCompat, PlainNode):
         return self._dataset.chunks
 
     @property
+    def chunks(self) -> Shape | None:
+        """The chunk shape, or None for contiguous leaves: h5py's ``Dataset.chunks``, the
+        same as PyTables' :attr:`chunkshape` (what Dask and xarray look for)."""
+        return self.chunkshape
+
+    @property
     def filters(self) -> Filters:
         """The filters applied to the data, read back from the file's filter pipeline."""
         steps = [FilterStep(s.filter_id, s.flags, s.cd_values, s.name)
@@ -389,6 +395,32 @@ class Leaf(DirectChunking, LeafCompat, PlainNode):
             out[...] = data  # in out's byte order, as PyTables
             return out
         return self._flavored(data)
+
+    def __array__(self, dtype: Any = None, copy: bool | None = None) -> AnyArray:
+        """The whole leaf read as a NumPy array (``numpy.asarray(leaf)``), whatever its
+        flavor.
+
+        Parameters
+        ----------
+        dtype : data-type, optional
+            Convert the result to this dtype.
+        copy : bool, optional
+            NumPy 2's argument: reading always makes a new array, so ``False`` (never
+            copy) cannot be honoured.
+
+        Raises
+        ------
+        ValueError
+            If ``copy`` is False.
+        """
+        if copy is False:
+            raise ValueError(
+                f"reading {self._v_pathname!r} into an array always makes a new array: "
+                f"numpy.asarray(leaf, copy=False) cannot be honoured")
+        data = self.read()
+        if type(data) is not np.ndarray:  # a NumPy scalar, or lists of the 'python' flavor
+            data = np.asarray(data, dtype=self.dtype)
+        return data if dtype is None else data.astype(dtype, copy=False)
 
     def __len__(self) -> int:
         """The number of rows (``nrows``)."""

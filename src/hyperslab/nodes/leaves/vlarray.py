@@ -400,6 +400,24 @@ class VLArray(Leaf):
         start, stop, step = self._process_range_read(start, stop, step)
         return [self._as_result(row) for row in self._read_rows(start, stop, step)]
 
+    def __array__(self, dtype: Any = None, copy: bool | None = None) -> AnyArray:
+        """The rows as a one-dimensional object array (``numpy.asarray(vlarray)``), each
+        element a row as :meth:`read` gives it.
+
+        Raises
+        ------
+        ValueError
+            If ``copy`` is False (reading always makes a new array).
+        """
+        if copy is False:
+            raise ValueError(
+                f"reading {self._v_pathname!r} into an array always makes a new array: "
+                f"numpy.asarray(leaf, copy=False) cannot be honoured")
+        rows = self.read()
+        data = np.empty(len(rows), dtype=object)
+        data[:] = rows
+        return data if dtype is None else data.astype(dtype)
+
     def __getitem__(self, key: Any) -> Any:
         """Read a row (an int: its object), or a list of rows (a slice, a list of row
         numbers or a boolean mask).

@@ -205,6 +205,22 @@ class Node:
             **kwargs,
         )
 
+    # ------------------------------------------------------------------ pickling
+    def __reduce__(self) -> tuple[Any, tuple[Any, ...]]:
+        """Pickle a node of a read-only file as its file's path, mode and settings and its
+        own path: unpickled, it is the node at that path of a File reopened once per
+        process (:mod:`hyperslab.nodes.files.pickling`).
+
+        Raises
+        ------
+        TypeError
+            If the node's file is open for writing: reopen the file with mode ``'r'``, or
+            pass the file's path and the node's path instead.
+        ClosedNodeError, ClosedFileError
+            If the node or its file is closed.
+        """
+        return self._v_file._reduce_node(self)
+
     # ------------------------------------------------------------------ reprs
     def _g_class_label(self) -> str:
         return type(self).__name__
