@@ -6,6 +6,7 @@ read back by h5py + hdf5plugin and PyTables.
 
 from __future__ import annotations
 
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -149,12 +150,40 @@ def test_appends_go_through_the_engine(tmp_path: Path, complib: str | None) -> N
     _cross_read(path, "e", model)
 
 
+def _two_at_a_time(monkeypatch: pytest.MonkeyPatch, cls: Any, name: str) -> set[int]:
+    """Make each call of ``cls.name`` wait (at most 20 s) until another call runs at the
+    same time, and return the threads the calls run in (filled as they run).
+
+    Calls made one after the other, or in the caller's thread, fail the test.
+    """
+    barrier = threading.Barrier(2, timeout=20)
+    threads: set[int] = set()
+    real = getattr(cls, name)
+
+    def paired(*args: Any, **kwargs: Any) -> Any:
+        threads.add(threading.get_ident())
+        try:
+            barrier.wait()
+        except threading.BrokenBarrierError:
+            pytest.fail(f"{name} ran alone: not two chunks at a time")
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(cls, name, paired)
+    return threads
+
+
 def test_big_chunks_are_compressed_in_parallel(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    from hyperslab.codecs import cframe
+    from hyperslab.nodes.files import file as file_module
+
     path = tmp_path / "big.h5"
     rng = np.random.default_rng(4)
     images = (rng.poisson(50, size=(6, 256, 512))).astype("u2")  # 256 KiB chunks: the pool
+    # Two workers whatever the machine (six chunks then use the pool), each compressing
+    # its chunk while the other one does.
+    monkeypatch.setattr(file_module, "default_workers", lambda: 2)
     with hyperslab.open_file(path, "w") as f:
         earray = f.create_earray("/", "img", hyperslab.UInt16Atom(), shape=(0, 256, 512),
                                  chunkshape=(1, 256, 512),
@@ -162,7 +191,10 @@ def test_big_chunks_are_compressed_in_parallel(
         with monkeypatch.context() as m:
             _no_pipeline_writes(m)
             m.setattr(Dataset, "read", lambda self, key=(): pytest.fail("pipeline read"))
-            earray.append(images)
+            with monkeypatch.context() as paired:
+                threads = _two_at_a_time(paired, cframe.FrameEncoder, "encode")
+                earray.append(images)
+            assert len(threads) == 2 and threading.get_ident() not in threads
             np.testing.assert_array_equal(earray.read(), images)
             np.testing.assert_array_equal(earray[1:5, 7:100, 3:], images[1:5, 7:100, 3:])
             buffer = np.zeros((4, 256, 512), dtype="u2")

@@ -178,7 +178,8 @@ def test_match_cache_keeps_copies_and_drops_the_least_recent() -> None:
     assert cache.put("b", np.arange(5))
     cache.get("a")  # "a" is now the most recent: "b" goes first
     assert cache.put("c", np.arange(3))
-    assert cache.get("b") is None and cache.get("a") is not None
+    kept = cache.get("a")
+    assert cache.get("b") is None and kept is not None and kept.tolist() == [0, 1, 2, 3]
     assert cache.rows == 7 and len(cache) == 2
     assert cache.put("a", np.arange(2))  # replaced, counted once
     assert cache.rows == 5

@@ -258,7 +258,7 @@ def test_leaves_and_files_keep_plain_members(tmp_path: Path) -> None:
             assert (leaf.isopen, leaf.is_visible(), leaf.title) == (True, True, f"t{name}")
             assert (leaf.name, leaf.path) == (leaf._v_name, leaf._v_pathname)
             leaf.attrs.unit = "m"
-            assert leaf._v_attrs.unit == "m" and leaf.attrs is not None
+            assert leaf._v_attrs.unit == "m" == leaf.attrs.unit
             leaf.title = "new"
             assert leaf._v_title == "new"
             copy = leaf.copy("/", f"{name}_copy")

@@ -3,11 +3,14 @@
 The fast path reads raw chunks and decodes, of each chunk, only the b2nd blocks the
 selection touches (:mod:`hyperslab.codecs.cframe_region`); the fallback is h5py's filter
 pipeline.  Both are compared with NumPy on the same data, for random shapes, chunk and
-block shapes, dtypes (big-endian and compound included), codecs and selections: ints
-(negative too), slices of any step (negative too), Ellipsis, new axes, and integer or
-boolean arrays along one axis.  Chunks are written by hyperslab (its own block shapes) or
-by python-blosc2 with random block shapes through the direct chunking API, some left
-unwritten (the fill value).
+block shapes, dtypes (big-endian included), codecs and selections: ints (negative too),
+slices of any step (negative too), Ellipsis, new axes, and integer or boolean arrays along
+one axis.  Chunks are tiny (up to 13 items a side, most stored uncompressed) or of 64 to
+256 KiB cut in several blocks, written by hyperslab (its own or given block shapes), by
+python-blosc2 with random block shapes through the direct chunking API, by PyTables or by
+h5py + hdf5plugin, some left unwritten (the fill value); every selection read "through
+the fast path" is checked to have been served by the chunk engine, without HDF5's
+pipeline.
 """
 
 from __future__ import annotations
@@ -15,21 +18,26 @@ from __future__ import annotations
 import itertools
 import math
 import os
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import blosc2
 import h5py
-import hdf5plugin  # noqa: F401  (h5py reads the Blosc2 filter)
+import hdf5plugin
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, given, settings
+import tables
+from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 import hyperslab
-from hyperslab.chunked.engine import ChunkEngine
+from hyperslab.chunked.engine import _RAW_READ_MIN_BYTES, ChunkEngine
+from hyperslab.codecs.cframe import parse_frame
+from hyperslab.codecs.cframe_item import MEMCPYED
 from hyperslab.codecs.cframe_region import decode_items, decode_region
 from hyperslab.errors import HDF5ExtError
+from hyperslab.storage.datasets import Dataset
 
 DTYPES = ["<i8", ">i4", "<f4", ">f8", "u1", "<c16", "S3"]
 # N-D compound datasets are UnImplemented nodes (as in PyTables); compound records of
@@ -62,26 +70,96 @@ def _chunk_frame(data: np.ndarray, start: tuple[int, ...], chunkshape: tuple[int
                                 cparams=cparams).to_cframe())
 
 
+def _chunk_regions(shape: tuple[int, ...], chunkshape: tuple[int, ...], skip: int
+                   ) -> Iterator[tuple[tuple[int, ...], tuple[slice, ...], bool]]:
+    """Each chunk's start, region and whether it is written (every ``skip``-th is not)."""
+    grid = [range(0, n, c) for n, c in zip(shape, chunkshape, strict=True)]
+    for number, start in enumerate(itertools.product(*grid)):
+        region = tuple(slice(s, s + c) for s, c in zip(start, chunkshape, strict=True))
+        yield start, region, not (skip and number % skip == 0)
+
+
 def _write(path: Path, data: np.ndarray, chunkshape: tuple[int, ...],
-           blockshape: tuple[int, ...] | None, codec: str, skip: int) -> np.ndarray:
-    """Write ``data``; return what the dataset holds (chunks skipped read as FILL)."""
-    expected = data.copy()
+           blockshape: tuple[int, ...], codec: str, skip: int) -> np.ndarray:
+    """Write ``data`` in python-blosc2 frames of ``blockshape``; return what the dataset
+    holds (chunks skipped read as FILL)."""
+    return _write_case(path, data, {"writer": "blosc2", "chunkshape": chunkshape,
+                                    "blockshape": blockshape, "codec": codec, "skip": skip})
+
+
+Chunks = list[tuple[tuple[int, ...], tuple[slice, ...]]]
+"""The chunks to write: their starts and regions."""
+
+
+def _write_h5py(path: Path, data: np.ndarray, case: dict[str, Any], chunks: Chunks) -> Any:
+    """Write with h5py + hdf5plugin; return the fill value."""
+    fill = np.array(FILL).astype(data.dtype)
+    with h5py.File(path, "w") as h5:
+        dataset = h5.create_dataset(
+            "a", shape=data.shape, dtype=data.dtype, chunks=case["chunkshape"],
+            fillvalue=fill,
+            maxshape=tuple(None if c > n else n  # (chunks bigger than the shape)
+                           for n, c in zip(data.shape, case["chunkshape"], strict=True)),
+            **hdf5plugin.Blosc2(cname=case["codec"], clevel=5,
+                                filters=hdf5plugin.Blosc2.SHUFFLE))
+        for _, region in chunks:
+            dataset[region] = data[region]
+    return fill
+
+
+def _write_pytables(path: Path, data: np.ndarray, case: dict[str, Any],
+                    chunks: Chunks) -> Any:
+    """Write with PyTables; return the fill value."""
+    native = data.dtype.newbyteorder("=")
+    atom = tables.Atom.from_dtype(native, dflt=np.array(FILL).astype(native))
+    filters = tables.Filters(complevel=5, complib=f"blosc2:{case['codec']}", shuffle=True)
+    with tables.open_file(path, "w") as t:
+        carray = t.create_carray("/", "a", atom, data.shape, chunkshape=case["chunkshape"],
+                                 filters=filters, byteorder=_atom_and_order(data.dtype)[1])
+        for _, region in chunks:
+            carray[region] = data[region]
+    with tables.open_file(path) as t:
+        # PyTables stores the dflt of a non-native byte order unswapped: the file's fill
+        # value is then what it (and h5py) reads back.
+        return np.array(t.root.a.atom.dflt).astype(data.dtype)
+
+
+def _write_hyperslab(path: Path, data: np.ndarray, case: dict[str, Any],
+                     chunks: Chunks) -> Any:
+    """Write with hyperslab (its writer "hyperslab") or python-blosc2 frames (any other);
+    return the fill value."""
+    chunkshape, blockshape, codec = case["chunkshape"], case["blockshape"], case["codec"]
+    own = case["writer"] == "hyperslab"
     filters = hyperslab.Filters(5, f"blosc2:{codec}", shuffle=True)
     with hyperslab.open_file(path, "w") as f:
-        if blockshape is None:
-            f.create_carray("/", "a", obj=data, chunkshape=chunkshape, filters=filters)
-            return expected
         atom, order = _atom_and_order(data.dtype)
         atom.dflt = np.array(FILL).astype(atom.dtype)
         carray = f.create_carray("/", "a", atom, data.shape, chunkshape=chunkshape,
-                                 filters=filters, byteorder=order)
-        grid = [range(0, n, c) for n, c in zip(data.shape, chunkshape, strict=True)]
-        for number, start in enumerate(itertools.product(*grid)):
-            region = tuple(slice(s, s + c) for s, c in zip(start, chunkshape, strict=True))
-            if skip and number % skip == 0:
-                expected[region] = carray.atom.dflt  # never written: the fill value
-                continue
-            carray.write_chunk(start, _chunk_frame(data, start, chunkshape, blockshape, codec))
+                                 filters=filters, byteorder=order,
+                                 blockshape=blockshape if own else None)
+        for start, region in chunks:
+            if own:
+                carray[region] = data[region]
+            else:
+                carray.write_chunk(start, _chunk_frame(data, start, chunkshape,
+                                                       blockshape or chunkshape, codec))
+    return np.array(FILL).astype(data.dtype)
+
+
+_WRITERS = {"h5py": _write_h5py, "pytables": _write_pytables,
+            "hyperslab": _write_hyperslab, "blosc2": _write_hyperslab}
+
+
+def _write_case(path: Path, data: np.ndarray, case: dict[str, Any]) -> np.ndarray:
+    """Write ``data`` with ``case["writer"]``; return what the dataset holds (chunks
+    skipped read as the fill value)."""
+    regions = list(_chunk_regions(data.shape, case["chunkshape"], case["skip"]))
+    fill = _WRITERS[case["writer"]](path, data, case,
+                                    [(start, region) for start, region, w in regions if w])
+    expected = data.copy()
+    for _, region, written in regions:
+        if not written:
+            expected[region] = fill  # never written: the fill value
     return expected
 
 
@@ -93,12 +171,15 @@ def _axis_key(draw: st.DrawFn, length: int, allow_array: bool) -> Any:
         return draw(st.integers(-length, length - 1))
     if kind == "slice":
         bound = st.none() | st.integers(-length - 2, length + 2)
-        step = draw(st.none() | st.integers(-4, 4).filter(bool))
+        step = draw(st.none() | st.integers(1, 4) | st.integers(-4, -1))
         return slice(draw(bound), draw(bound), step)
     if kind == "array":
         return np.array(draw(st.lists(st.integers(-length, length - 1), min_size=1,
                                       max_size=6)), dtype=np.int64)
-    return np.array(draw(st.lists(st.booleans(), min_size=length, max_size=length)))
+    if length <= 16:
+        return np.array(draw(st.lists(st.booleans(), min_size=length, max_size=length)))
+    share = draw(st.sampled_from([0.0, 0.001, 0.1, 0.9, 1.0]))
+    return np.random.default_rng(draw(st.integers(0, 1000))).random(length) < share
 
 
 @st.composite
@@ -116,78 +197,189 @@ def _selections(draw: st.DrawFn, shape: tuple[int, ...]) -> tuple[Any, ...]:
 
 
 @st.composite
-def _cases(draw: st.DrawFn) -> dict[str, Any]:
+def _small_layout(draw: st.DrawFn) -> tuple[tuple[int, ...], ...]:
+    """Tiny shapes and chunks (edge cases; most chunks are stored uncompressed)."""
     ndim = draw(st.integers(1, 4))
     shape = tuple(draw(st.lists(st.integers(1, 13), min_size=ndim, max_size=ndim)))
     chunkshape = tuple(draw(st.integers(1, max(1, n))) for n in shape)
-    blockshape = draw(st.none() | st.tuples(*(st.integers(1, c) for c in chunkshape)))
+    return shape, chunkshape, tuple(draw(st.integers(1, c)) for c in chunkshape)
+
+
+@st.composite
+def _big_layout(draw: st.DrawFn, itemsize: int) -> tuple[tuple[int, ...], ...]:
+    """Chunks of 64 to 256 KiB (compressed, the slow side of the engine's size threshold
+    and the fast one), datasets of a few chunks, blocks of up to 4 per axis."""
+    ndim = draw(st.integers(1, 3))
+    lead = [draw(st.integers(1, 6)) for _ in range(ndim - 1)]
+    items = draw(st.integers(64 << 10, 256 << 10)) // itemsize
+    chunkshape = (*lead, -(-items // math.prod(lead)))
+    shape = tuple(draw(st.integers(1, 2 * c)) for c in chunkshape)
+    cut = draw(st.sampled_from([axis for axis, c in enumerate(chunkshape) if c > 1]))
+    blockshape = tuple(-(-c // draw(st.integers(2 if axis == cut else 1, 4)))
+                       for axis, c in enumerate(chunkshape))
+    return shape, chunkshape, blockshape
+
+
+@st.composite
+def _cases(draw: st.DrawFn) -> dict[str, Any]:
+    dtype = draw(st.sampled_from(DTYPES))
+    writer = draw(st.sampled_from(sorted(_WRITERS)))
+    big = draw(st.booleans())
+    shape, chunkshape, blockshape = draw(_big_layout(np.dtype(dtype).itemsize) if big
+                                         else _small_layout())
+    if writer in ("hyperslab", "blosc2") and not big and draw(st.booleans()):
+        blockshape = None  # hyperslab's own block shape, or one block a chunk
     return {
-        "shape": shape, "chunkshape": chunkshape, "blockshape": blockshape,
-        "dtype": draw(st.sampled_from(DTYPES)), "codec": draw(st.sampled_from(list(CODECS))),
+        "shape": shape, "chunkshape": chunkshape,
+        "blockshape": blockshape if writer in ("hyperslab", "blosc2") else None,
+        "dtype": dtype, "codec": draw(st.sampled_from(list(CODECS))), "writer": writer,
         "skip": draw(st.sampled_from([0, 0, 3])),
         "keys": draw(st.lists(_selections(shape), min_size=1, max_size=6)),
         "seed": draw(st.integers(0, 1000)),
     }
 
 
-def _read_all(path: Path, keys: list[tuple[Any, ...]], fast: bool) -> list[Any]:
-    """``a[key]`` for each key, through the fast path or (``fast`` False) through HDF5."""
-    results: list[Any] = []
+def _read_all(path: Path, keys: list[tuple[Any, ...]], fast: bool | None
+              ) -> list[tuple[Any, bool]]:
+    """``a[key]`` for each key, and whether the chunk engine served it without HDF5's
+    pipeline: through the fast path where the engine chooses it (``fast`` None), always
+    (True) or never (False: through HDF5)."""
+    results: list[tuple[Any, bool]] = []
+    calls = {"engine": 0, "pipeline": 0}
+
+    def counted(method: Any, kind: str) -> Any:
+        def spy(*args: Any, **kwargs: Any) -> Any:
+            calls[kind] += 1
+            return method(*args, **kwargs)
+        return spy
+
     with pytest.MonkeyPatch.context() as patch:
-        if not fast:
-            patch.setattr(ChunkEngine, "serves_key", lambda self, key: False)
+        for cls, name, kind in [(ChunkEngine, "read_gather", "engine"),
+                                (ChunkEngine, "read_item", "engine"),
+                                (Dataset, "read", "pipeline"),
+                                (Dataset, "read_elements", "pipeline")]:
+            patch.setattr(cls, name, counted(getattr(cls, name), kind))
+        if fast is not None:
+            patch.setattr(ChunkEngine, "serves_key", lambda self, key: fast)
         with hyperslab.open_file(path) as f:
             for key in keys:
+                calls.update(engine=0, pipeline=0)
                 try:
-                    results.append(f.root.a[key])
+                    got: Any = f.root.a[key]
                 except IndexError as exc:
-                    results.append(exc)
+                    got = exc
+                results.append((got, calls["engine"] > 0 and calls["pipeline"] == 0))
     return results
 
 
-@settings(max_examples=120, deadline=None,
+@settings(max_examples=150, deadline=None,
           suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
 @given(case=_cases())
 def test_every_selection_matches_numpy(tmp_path_factory: pytest.TempPathFactory,
                                        case: dict[str, Any]) -> None:
     path = tmp_path_factory.mktemp("slicing") / "a.h5"
     data = _data(case["shape"], case["dtype"], case["seed"])
-    expected = _write(path, data, case["chunkshape"], case["blockshape"], case["codec"],
-                      case["skip"])
+    expected = _write_case(path, data, case)
     native = expected.astype(expected.dtype.newbyteorder("="))
-    for fast in (True, False):
-        for key, got in zip(case["keys"], _read_all(path, case["keys"], fast), strict=True):
+    chunk_nbytes = math.prod(case["chunkshape"]) * data.dtype.itemsize
+    # Chunks this big are always read through the fast path (the engine's own choice);
+    # smaller ones are sent there, to compare both paths on them too.
+    fast = None if chunk_nbytes >= _RAW_READ_MIN_BYTES else True
+    for mode in (fast, False):
+        for key, (got, served) in zip(case["keys"], _read_all(path, case["keys"], mode),
+                                      strict=True):
             try:
                 want = native[key]
             except IndexError:
-                assert isinstance(got, IndexError), (key, fast)
+                assert isinstance(got, IndexError), (key, mode)
                 continue
-            assert not isinstance(got, Exception), (key, fast, got)
-            assert got.shape == want.shape, (key, fast)
-            assert got.dtype == want.dtype, (key, fast)
-            np.testing.assert_array_equal(got, want, err_msg=f"{key!r} fast={fast}")
+            assert not isinstance(got, Exception), (key, mode, got)
+            assert got.shape == want.shape, (key, mode)
+            assert got.dtype == want.dtype, (key, mode)
+            np.testing.assert_array_equal(got, want, err_msg=f"{key!r} mode={mode}")
+            if mode is not False and want.size:
+                assert served, f"{key!r} was not served by the chunk engine"
     with h5py.File(path) as h5:  # the filter's own reader agrees with the data written
         np.testing.assert_array_equal(h5["a"][...], expected)
 
 
-@settings(max_examples=150, deadline=None)
-@given(data=st.data())
-def test_decode_region_matches_the_chunk(data: st.DataObject) -> None:
-    ndim = data.draw(st.integers(1, 4))
-    chunkshape = tuple(data.draw(st.lists(st.integers(1, 12), min_size=ndim, max_size=ndim)))
-    blockshape = tuple(data.draw(st.integers(1, c)) for c in chunkshape)
-    dtype = data.draw(st.sampled_from(["<i8", ">i4", "<f2", "u1"]))
+_MIN_BLOCK_BYTES = 128
+"""Blocks this big of the data below compress (smaller ones may be stored as they are)."""
+
+
+def _memcpyed(frame: bytes) -> bool:
+    """Whether Blosc2 stored the frame's chunk uncompressed (its blocks are not streams)."""
+    layout = parse_frame(frame)
+    return bool(frame[layout.chunk_start + 2] & MEMCPYED)
+
+
+@st.composite
+def _compressed_chunks(draw: st.DrawFn) -> tuple[np.ndarray, bytes, tuple[int, ...]]:
+    """A chunk, its b2nd frame of compressed blocks of at least ``_MIN_BLOCK_BYTES`` (one
+    or many), and its block shape."""
+    ndim = draw(st.integers(1, 4))
+    dtype = np.dtype(draw(st.sampled_from(["<i8", ">i4", "<f2", "u1"])))
+    side = {1: 3000, 2: 60, 3: 16, 4: 9}[ndim]
+    chunkshape = tuple(draw(st.lists(st.integers(1, side), min_size=ndim, max_size=ndim)
+                            .filter(lambda s: math.prod(s) * dtype.itemsize
+                                    >= _MIN_BLOCK_BYTES)))
+    blockshape = list(chunkshape)
+    for axis in draw(st.permutations(range(ndim))):  # cut, keeping blocks big enough
+        others = math.prod(blockshape) // blockshape[axis] * dtype.itemsize
+        blockshape[axis] = draw(st.integers(-(-_MIN_BLOCK_BYTES // others), chunkshape[axis]))
     chunk = (np.indices(chunkshape).sum(axis=0) % 50).astype(dtype)
-    frame = _chunk_frame(chunk, (0,) * ndim, chunkshape, blockshape,
-                         data.draw(st.sampled_from(list(CODECS))))
+    frame = _chunk_frame(chunk, (0,) * ndim, chunkshape, tuple(blockshape),
+                         draw(st.sampled_from(list(CODECS))))
+    assume(not _memcpyed(frame))  # rare: data that happen not to compress
+    return chunk, frame, tuple(blockshape)
+
+
+@settings(max_examples=150, deadline=None)
+@given(drawn=_compressed_chunks(), data=st.data())
+def test_decode_region_matches_the_chunk(drawn: tuple[np.ndarray, bytes, tuple[int, ...]],
+                                         data: st.DataObject) -> None:
+    chunk, frame, blockshape = drawn
     bounds = []
-    for c in chunkshape:
+    for c in chunk.shape:
         lo = data.draw(st.integers(0, c - 1))
         bounds.append(slice(lo, data.draw(st.integers(lo + 1, c))))
-    part = decode_region(frame, tuple(bounds), dtype, max_share=1.0)
-    if part is not None:  # None: the frame's layout does not allow it (then never wrong)
-        np.testing.assert_array_equal(part, chunk[tuple(bounds)])
-        assert part.dtype == np.dtype(dtype)
+    part = decode_region(frame, tuple(bounds), chunk.dtype, max_share=1.0)
+    assert part is not None, (chunk.shape, blockshape, bounds)
+    np.testing.assert_array_equal(part, chunk[tuple(bounds)])
+    assert part.dtype == chunk.dtype
+    out = np.full(part.shape, 3, dtype=chunk.dtype)
+    assert decode_region(frame, tuple(bounds), chunk.dtype, max_share=1.0, out=out) is out
+    np.testing.assert_array_equal(out, part)
+    # More blocks than the share allows: None (the caller decodes the whole chunk).
+    touched = math.prod((b.stop - 1) // n - b.start // n + 1
+                        for b, n in zip(bounds, blockshape, strict=True))
+    nblocks = math.prod(-(-c // n) for c, n in zip(chunk.shape, blockshape, strict=True))
+    share = data.draw(st.sampled_from([0.0, 0.25, 0.5]))
+    assert (decode_region(frame, tuple(bounds), chunk.dtype, max_share=share) is None) == (
+        touched > share * nblocks)
+
+
+def test_decode_region_answers_none_where_documented() -> None:
+    """Frames whose blocks cannot be decoded alone: None, and the caller decodes the whole
+    chunk (the module docstring lists them)."""
+    region = (slice(1, 3), slice(0, 2))
+    noise = np.random.default_rng(0).integers(0, 256, (8, 8), dtype=np.uint8)
+    stored = _chunk_frame(noise, (0, 0), (8, 8), (4, 4), "lz4")  # does not compress
+    assert _memcpyed(stored)
+    assert decode_region(stored, region, "u1", max_share=1.0) is None
+    zeros = bytes(blosc2.zeros((64, 64), dtype="<i4", chunks=(64, 64), blocks=(8, 64))
+                  .to_cframe())  # a special chunk: no blocks stored
+    assert parse_frame(zeros).special
+    assert decode_region(zeros, region, "<i4", max_share=1.0) is None
+    items = np.arange(4096, dtype="<i4").reshape(64, 64)
+    plain = bytes(blosc2.SChunk(chunksize=items.nbytes, data=items, cparams={
+        "typesize": 4, "blocksize": 1024}).to_cframe())  # a plain frame of a 2-D chunk
+    assert decode_region(plain, region, "<i4", max_share=1.0) is None
+    framed = _chunk_frame(items, (0, 0), (64, 64), (8, 64), "lz4")
+    assert decode_region(framed, region, "<i2", max_share=1.0) is None  # not its items
+    part = decode_region(framed, region, "<i4", max_share=1.0)  # the same frame: decoded
+    assert part is not None
+    np.testing.assert_array_equal(part, items[region])
 
 
 def test_only_the_touched_blocks_are_decoded(tmp_path: Path,
@@ -343,7 +535,10 @@ def test_decode_items_of_one_dimensional_frames(data: st.DataObject) -> None:
     positions = np.unique(data.draw(st.lists(st.integers(0, size - 1), min_size=1,
                                              max_size=20))).astype(np.int64)
     got = decode_items(frame, positions, dtype, max_share=1.0)
-    if got is not None:  # None: the frame's layout does not allow it (then never wrong)
+    # None exactly where documented: a chunk Blosc2 stored uncompressed (about half of
+    # these small, random ones); the others are decoded block by block.
+    assert (got is None) == _memcpyed(frame)
+    if got is not None:
         assert got.tobytes() == items[positions].tobytes() and got.dtype == items.dtype
     blocks = len(np.unique(positions // per_block))
     if blocks > 0.5 * -(-size // per_block):
@@ -373,10 +568,14 @@ def test_items_from_a_frame_read_only_where_needed(data: st.DataObject) -> None:
 
     head = data.draw(st.sampled_from([112, 300, 4096]))  # what is read first
     with mock.patch.object(cframe_region, "FRAME_HEAD_BYTES", head):
-        if not load_frame_structure(sparse, load):
-            return  # a layout it does not know: the caller reads the whole frame
+        known = load_frame_structure(sparse, load)
+    # A frame of a layout it does not know: the caller reads the whole frame.  Those
+    # drawn here are chunks stored uncompressed, whose blocks cannot be decoded alone.
+    assert known or _memcpyed(frame)
+    if not known:
+        return
     blocks = frame_blocks(sparse, dtype)
-    assert (blocks is None) == (frame_blocks(frame, dtype) is None)
+    assert (blocks is None) == (frame_blocks(frame, dtype) is None) == _memcpyed(frame)
     if blocks is None:
         return
     positions = np.unique(data.draw(st.lists(st.integers(0, size - 1), min_size=1,
@@ -384,8 +583,8 @@ def test_items_from_a_frame_read_only_where_needed(data: st.DataObject) -> None:
     for number in np.unique(positions // blocks.blockshape[0]).tolist():
         load(*blocks.stream_range(number))
     got = decode_items(blocks, positions, dtype, max_share=1.0)
-    if got is not None:
-        assert got.tobytes() == items[positions].tobytes()
+    assert got is not None
+    assert got.tobytes() == items[positions].tobytes()
 
 
 def test_frame_structure_of_malformed_frames_is_refused_or_checked() -> None:

@@ -9,8 +9,8 @@ releases the GIL, so regions of several chunks decode in parallel threads.
 
 Plain (super-chunk) frames of 1-D chunks are served too: their blocks are runs of
 items.  It answers None where that does not apply (other plain frames, special chunks,
-filters that do not work block by block, compression blocks that are not the b2nd
-blocks) or does not pay
+chunks Blosc2 stored uncompressed (too small or too random to compress), filters that do
+not work block by block, compression blocks that are not the b2nd blocks) or does not pay
 (the region touches more than a given share of the blocks): the caller then decodes the
 whole chunk.  Malformed frames raise :class:`~hyperslab.codecs.cframe.FrameError`.
 """
