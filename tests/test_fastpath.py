@@ -183,7 +183,7 @@ def test_big_chunks_are_compressed_in_parallel(
     images = (rng.poisson(50, size=(6, 256, 512))).astype("u2")  # 256 KiB chunks: the pool
     # Two workers whatever the machine (six chunks then use the pool), each compressing
     # its chunk while the other one does.
-    monkeypatch.setattr(file_module, "default_workers", lambda: 2)
+    monkeypatch.setattr(file_module, "default_workers", lambda _limit=None: 2)
     with hyperslab.open_file(path, "w") as f:
         earray = f.create_earray("/", "img", hyperslab.UInt16Atom(), shape=(0, 256, 512),
                                  chunkshape=(1, 256, 512),

@@ -751,7 +751,7 @@ def test_point_reads_keep_parsed_chunks_of_read_only_files_only(
 
         return counted
 
-    for method in ("read_raw_chunk", "sparse_chunk_looked_up"):  # with or without index
+    for method in ("read_raw_chunk", "sparse_chunk_looked_up", "sparse_chunk"):
         monkeypatch.setattr(Dataset, method, counting(method))
     with hyperslab.open_file(path) as f:
         for _ in range(3):

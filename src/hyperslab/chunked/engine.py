@@ -630,12 +630,15 @@ class ChunkEngine:
 
         Right after opening a read-only file, HDF5 finds a chunk or two faster than a
         chunk index of the whole dataset is built.  A chunk to be decoded in part
-        (``in_part``) whose frame allows it then has only its frame's structure read here:
-        the caller loads the streams of the blocks it decodes (``sparse.load``), or the
-        rest (``sparse.load_all()``) before decoding it whole.
+        (``in_part``) whose frame allows it has only its frame's structure read here
+        (found either way): the caller loads the streams of the blocks it decodes
+        (``sparse.load``), or the rest (``sparse.load_all()``) before decoding it whole.
         """
         dataset = self._dataset
-        sparse = dataset.sparse_chunk_looked_up(grid)
+        if in_part and self._partial_decoding:
+            sparse = dataset.sparse_chunk(grid)
+        else:
+            sparse = dataset.sparse_chunk_looked_up(grid)
         if sparse is None:
             if not dataset.chunk_is_written(grid):
                 return None

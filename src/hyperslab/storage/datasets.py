@@ -546,6 +546,22 @@ class Dataset(DatasetInfo):
             raw = self.raw_chunks()
         return raw.sparse_looked_up(tuple(int(c) for c in grid_coords))
 
+    def sparse_chunk(self, grid_coords: Sequence[int]) -> SparseChunk | None:
+        """One chunk's stored bytes as a :class:`SparseChunk` (read where asked for), on
+        files open read-only with the sec2 driver, found with HDF5's look-up right after
+        opening and in the chunk index after that.  None where that does not apply, or
+        for an unwritten chunk.
+
+        Raises
+        ------
+        NotChunkedError
+            If the dataset is not chunked.
+        """
+        raw = self._raw
+        if raw is None:
+            raw = self.raw_chunks()
+        return raw.sparse(tuple(int(c) for c in grid_coords))
+
     def read_raw_chunk_into(self, grid_coords: Sequence[int], buffer: Any) -> int | None:
         """Read one chunk's stored bytes straight into ``buffer`` (writable, exactly the
         stored size), on files open read-only with the sec2 driver: no intermediate bytes.

@@ -314,6 +314,23 @@ class PreadReads:
             return None
         return SparseChunk(fd, found, self._name, self._check_open)
 
+    def sparse(self, coords: tuple[int, ...]) -> SparseChunk | None:
+        """One chunk of a read-only file as a :class:`SparseChunk`, found with HDF5's
+        look-up (:meth:`sparse_looked_up`) while that is cheaper, else in the chunk index:
+        a region of a compressed chunk then reads the frame's structure and the streams of
+        the blocks it decodes, not the whole chunk.  None where that does not apply (a
+        writable file, an unwritten chunk)."""
+        found = self.sparse_looked_up(coords)
+        if found is not None:
+            return found
+        fd = self._fd
+        if fd is None or not self._dsid.id:
+            return None
+        location = self.location(coords)
+        if location is None or self._fd is None:
+            return None
+        return SparseChunk(fd, location, self._name, self._check_open)
+
     def read_into(self, coords: Any, buffer: Any) -> int | None:
         """Read the stored bytes of one chunk straight into ``buffer`` (a writable byte
         buffer of exactly the chunk's stored size) with ``os.preadv``, on read-only files.
