@@ -792,3 +792,33 @@ def test_an_ellipsis_gives_a_zero_dimensional_array_as_numpy(tmp_path: Path) -> 
             got, want = arr[key], data[key]
             assert type(got) is type(want), key
             assert got.dtype == want.dtype and got == want, key
+
+
+def test_a_region_reads_only_the_blocks_it_decodes_once_the_index_is_built(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """After a whole read built the chunk index, one index along the first axis of big
+    multi-block chunks reads their frames' structure and the blocks it needs, not the
+    whole stored chunks (less to read, no fresh memory the size of the chunks)."""
+    import os
+
+    data = np.arange(8 * 64 * 64, dtype=np.float64).reshape(8, 64, 64)
+    data += np.random.default_rng(0).random(data.shape)  # not too compressible
+    path = tmp_path / "a.h5"
+    with hyperslab.open_file(path, "w") as f:
+        f.create_carray("/", "a", obj=data, chunkshape=(8, 64, 64), blockshape=(1, 64, 64),
+                        filters=hyperslab.Filters(5, "blosc2:lz4"))
+    with hyperslab.open_file(path) as f:
+        a = f.root.a
+        np.testing.assert_array_equal(a[:], data)  # builds the chunk index
+        stored = a._engine._dataset.chunk_location((0, 0, 0)).size
+        read: list[int] = []
+        real = os.preadv
+
+        def counting(fd: int, buffers: Any, offset: int) -> int:
+            n = real(fd, buffers, offset)
+            read.append(n)
+            return n
+
+        monkeypatch.setattr(os, "preadv", counting)
+        np.testing.assert_array_equal(a[3], data[3])
+        assert 0 < sum(read) < stored / 4, (sum(read), stored)
