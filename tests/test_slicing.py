@@ -359,6 +359,77 @@ def test_decode_region_matches_the_chunk(drawn: tuple[np.ndarray, bytes, tuple[i
         touched > share * nblocks)
 
 
+@settings(max_examples=150, deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture])  # cleared per example
+@given(drawn=_compressed_chunks(), data=st.data())
+def test_decode_region_with_steps_decodes_the_blocks_holding_selected_items(
+        drawn: tuple[np.ndarray, bytes, tuple[int, ...]], data: st.DataObject,
+        monkeypatch_blocks: list[int]) -> None:
+    """Slices with steps (strided reads) decode only the blocks that hold a selected item,
+    not every block of their bounding box, and give NumPy's items."""
+    chunk, frame, blockshape = drawn
+    bounds = []
+    for c in chunk.shape:
+        lo = data.draw(st.integers(0, c - 1))
+        step = data.draw(st.integers(1, max(1, c)))
+        bounds.append(slice(lo, data.draw(st.integers(lo + 1, c)), step))
+    monkeypatch_blocks.clear()
+    part = decode_region(frame, tuple(bounds), chunk.dtype, max_share=1.0)
+    assert part is not None
+    np.testing.assert_array_equal(part, chunk[tuple(bounds)])
+    holding = math.prod(len({i // n for i in range(b.start, b.stop, b.step)})
+                        for b, n in zip(bounds, blockshape, strict=True))
+    assert len(monkeypatch_blocks) == holding
+
+
+@pytest.fixture
+def monkeypatch_blocks(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """The numbers of the blocks ``FrameBlocks.decode`` decodes (cleared by the test)."""
+    from hyperslab.codecs import cframe_region
+
+    decoded: list[int] = []
+    real = cframe_region.FrameBlocks.decode
+
+    def spy(self: Any, number: int, flat: Any) -> bool:
+        decoded.append(number)
+        return real(self, number, flat)
+
+    monkeypatch.setattr(cframe_region.FrameBlocks, "decode", spy)
+    return decoded
+
+
+def test_a_strided_read_of_a_file_decodes_half_the_blocks_of_every_other_row(
+        tmp_path: Path, monkeypatch_blocks: list[int]) -> None:
+    """``a[::2]`` of chunks with one-row blocks decodes the even rows' blocks only."""
+    data = np.random.default_rng(1).integers(0, 1000, (8, 64, 64)).astype(np.float64)
+    path = tmp_path / "a.h5"
+    with hyperslab.open_file(path, "w") as f:
+        f.create_carray("/", "a", obj=data, chunkshape=(8, 64, 64), blockshape=(1, 64, 64),
+                        filters=hyperslab.Filters(5, "blosc2:lz4"))
+    with hyperslab.open_file(path) as f:
+        monkeypatch_blocks.clear()
+        np.testing.assert_array_equal(f.root.a[::2, ::3, 1::5], data[::2, ::3, 1::5])
+    assert sorted(monkeypatch_blocks) == [0, 2, 4, 6]
+
+
+def test_partial_reads_decode_whole_chunks_into_reused_memory(tmp_path: Path) -> None:
+    """A strided read whose chunks must be decoded whole (every block holds a selected
+    item) decodes them into one buffer kept per thread, not fresh memory each time."""
+    from hyperslab.chunked import engine
+
+    data = np.random.default_rng(2).integers(0, 1000, (8, 64, 64)).astype(np.float64)
+    path = tmp_path / "a.h5"
+    with hyperslab.open_file(path, "w") as f:
+        f.create_carray("/", "a", obj=data, chunkshape=(4, 64, 64),
+                        filters=hyperslab.Filters(5, "blosc2:lz4"))
+    with hyperslab.open_file(path, max_threads=1) as f:
+        for _ in range(3):
+            np.testing.assert_array_equal(f.root.a[::2, ::2, ::2], data[::2, ::2, ::2])
+            first = engine._chunk_scratch.buffer
+            np.testing.assert_array_equal(f.root.a[1::2, 1::2], data[1::2, 1::2])
+            assert engine._chunk_scratch.buffer is first
+
+
 def test_decode_region_answers_none_where_documented() -> None:
     """Frames whose blocks cannot be decoded alone: None, and the caller decodes the whole
     chunk (the module docstring lists them)."""

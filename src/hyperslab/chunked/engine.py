@@ -18,7 +18,7 @@ import threading
 from collections import OrderedDict
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import Executor, Future
-from typing import Any, NamedTuple
+from typing import Any, Final, NamedTuple
 
 import numpy as np
 
@@ -173,6 +173,25 @@ def default_workers(limit: int | None = None) -> int:
         return max(1, len(os.sched_getaffinity(0)))
     except AttributeError:  # pragma: no cover - not Linux
         return max(1, os.cpu_count() or 1)
+
+
+_chunk_scratch = threading.local()
+CHUNK_SCRATCH_MAX: Final = 64 << 20
+"""Chunks decoded whole only to be copied from (a strided or partial read of a chunk
+that cannot be decoded in part) go into a buffer kept per thread up to this size: fresh
+memory costs a page fault per 4 KB touched, about as much as decoding it again."""
+
+
+def _scratch_chunk(shape: Shape, dtype: np.dtype[Any]) -> AnyArray:
+    """An uninitialized array of ``shape`` and ``dtype`` in this thread's scratch buffer
+    (valid until the thread's next call), or a new one above :data:`CHUNK_SCRATCH_MAX`."""
+    nbytes = math.prod(shape) * dtype.itemsize
+    if nbytes > CHUNK_SCRATCH_MAX or not nbytes:
+        return np.empty(shape, dtype=dtype)
+    buffer: AnyArray | None = getattr(_chunk_scratch, "buffer", None)
+    if buffer is None or buffer.shape[0] < nbytes:
+        buffer = _chunk_scratch.buffer = np.empty(nbytes, dtype=np.uint8)
+    return buffer[:nbytes].view(dtype).reshape(shape)
 
 
 class ChunkEngine:
@@ -603,24 +622,26 @@ class ChunkEngine:
             self._decode(raw, mask, target, piece.grid, nthreads)
             return
         if self._decodes_in_part(mask):
-            # Only the blocks the piece touches are decoded; straight into the output
-            # when the piece is its bounding box.
-            whole = all(isinstance(sel, slice) and sel.step in (None, 1)
-                        and (sel.start, sel.stop) == (bound.start, bound.stop)
-                        for sel, bound in zip(piece.in_chunk, piece.bounds, strict=True))
-            into = target if whole and target.dtype == self._dtype else None
+            # Only the blocks holding selected items are decoded (slices, any step),
+            # straight into the output; index arrays: the blocks of their bounding box.
+            slices = tuple(sel for sel in piece.in_chunk if isinstance(sel, slice))
+            sliced = len(slices) == len(piece.in_chunk)
+            region = slices if sliced else piece.bounds
+            into = target if sliced and target.dtype == self._dtype else None
             try:
-                part = decode_region(raw, piece.bounds, self._dtype, load=load, out=into,
+                part = decode_region(raw, region, self._dtype, load=load, out=into,
                                      chunkshape=self._chunkshape)
             except cframe.FrameError:
                 part = None  # not decoded in part: decoded whole below, or reported
             if part is not None:
                 if part is not into:
-                    target[...] = part[piece.within_bounds()]
+                    target[...] = part if sliced else part[piece.within_bounds()]
                 return
             if sparse is not None:
                 sparse.load_all()  # too many blocks: decoded whole
-        target[...] = self._decoded(raw, mask, piece.grid, nthreads)[piece.in_chunk]
+        chunk = _scratch_chunk(self._chunkshape, self._dtype)
+        self._decode(raw, mask, chunk, piece.grid, nthreads)
+        target[...] = chunk[piece.in_chunk]
 
     def _stored_bytes(self, grid: tuple[int, ...], in_part: bool
                       ) -> tuple[Any, int, SparseChunk | None] | None:

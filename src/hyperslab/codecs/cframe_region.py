@@ -49,13 +49,21 @@ DEFAULT_MAX_SHARE: Final = 0.5
 
 
 def _axis_blocks(bound: slice, block: int, stride: int) -> list[tuple[int, slice, slice]]:
-    """Per block along one axis that ``bound`` touches: (its share of the block number,
-    the part of the block inside ``bound``, where that part goes in the region)."""
-    parts = []
-    for i in range(bound.start // block, (bound.stop - 1) // block + 1):
-        lo, hi = max(bound.start, i * block), min(bound.stop, (i + 1) * block)
-        parts.append((i * stride, slice(lo - i * block, hi - i * block),
-                      slice(lo - bound.start, hi - bound.start)))
+    """Per block along one axis that ``bound`` (a slice with a positive step, within the
+    chunk) selects items of: (its share of the block number, the items of the block
+    selected, where they go in the region)."""
+    step = bound.step or 1
+    count = len(range(bound.start, bound.stop, step))
+    parts: list[tuple[int, slice, slice]] = []
+    position, last, done = bound.start, bound.start + (count - 1) * step, 0
+    while count and position <= last:
+        i = position // block
+        n = (min((i + 1) * block, last + 1) - 1 - position) // step + 1
+        first = position - i * block
+        parts.append((i * stride, slice(first, first + (n - 1) * step + 1, step),
+                      slice(done, done + n)))
+        done += n
+        position += n * step
     return parts
 
 
@@ -212,14 +220,17 @@ def decode_region(
     max_share: float = DEFAULT_MAX_SHARE, load: Any = None, out: AnyArray | None = None,
     chunkshape: Sequence[int] | None = None,
 ) -> AnyArray | None:
-    """The items of a b2nd chunk frame inside ``bounds``, decoding only the blocks touched.
+    """The items of a b2nd chunk frame that ``bounds`` selects, decoding only the blocks
+    holding some of them.
 
     Parameters
     ----------
     buf : bytes-like
         A whole one-chunk b2nd frame.
     bounds : tuple of slice
-        Step-1 ranges within the chunk's shape, one per dimension (non-empty).
+        Ranges within the chunk's shape, one per dimension, each selecting some items
+        (``start`` and ``stop`` given; a positive ``step``: ``a[::2, 1:9:3]`` decodes the
+        blocks holding selected items only).
     dtype : dtype-like
         The items' dtype (its size must be the frame's type size); the bytes are taken as
         they are (no byte swapping).
@@ -251,7 +262,8 @@ def decode_region(
     dt = np.dtype(dtype)
     blocks = frame_blocks(buf, dt, chunkshape=chunkshape)
     if blocks is None or len(bounds) != len(blocks.chunkshape) or any(
-            b.stop > c for b, c in zip(bounds, blocks.chunkshape, strict=True)):
+            b.stop > c or (b.step or 1) < 1
+            for b, c in zip(bounds, blocks.chunkshape, strict=True)):
         return None
     blockshape = blocks.blockshape
     grid = tuple(-(-c // n) for c, n in zip(blocks.chunkshape, blockshape, strict=True))
@@ -260,7 +272,7 @@ def decode_region(
             for b, n, stride in zip(bounds, blockshape, strides, strict=True)]
     if math.prod(len(parts) for parts in axes) > max_share * math.prod(grid):
         return None
-    shape = tuple(b.stop - b.start for b in bounds)
+    shape = tuple(len(range(b.start, b.stop, b.step or 1)) for b in bounds)
     if out is None:
         out = np.empty(shape, dtype=dt)
     elif out.shape != shape or out.dtype != dt or not out.flags.writeable:
@@ -274,7 +286,7 @@ def decode_region(
         if load is not None:
             load(*blocks.stream_range(number))
         inside = tuple(c[1] for c in combo)
-        if straight and inside[0].stop - inside[0].start == blockshape[0]:
+        if straight and inside[0] == slice(0, blockshape[0], 1):
             # A whole block of a 1-D region: decompressed where it goes.
             if not blocks.decode(number, out[combo[0][2]].view(np.uint8)):
                 return None
