@@ -142,3 +142,21 @@ def test_big_endian_complex256_columns_are_big_endian(
     _write_big(tables, tmp_path / "theirs.h5")
     with h5py.File(tmp_path / "x.h5", "r") as ours, h5py.File(tmp_path / "theirs.h5") as theirs:
         assert ours["t"].id.get_type().equal(theirs["t"].id.get_type())
+
+
+@pytest.mark.parametrize(("writer", "reader"), PAIRS)
+def test_big_endian_complex256_arrays_keep_their_values(
+        tmp_path: Path, writer: str, reader: str) -> None:
+    # h5py reads and writes '>c32' through a little-endian pair: garbage both ways
+    native = np.array([1 + 2j, THIRD * 1j, -THIRD], dtype="c32")
+    big = native.astype(native.dtype.newbyteorder(">"))
+    with LIBS[writer].open_file(str(tmp_path / "x.h5"), "w") as f:
+        f.create_array("/", "a", big)
+        f.create_earray("/", "e", obj=big).append(big)
+        f.create_carray("/", "c", obj=native, byteorder="big")[1] = 5j
+    with LIBS[reader].open_file(str(tmp_path / "x.h5"), "r") as f:
+        assert (f.root.a.byteorder, f.root.c.byteorder) == ("big", "big")
+        np.testing.assert_array_equal(f.root.a.read(), native)
+        assert f.root.a[1] == native[1]
+        np.testing.assert_array_equal(f.root.e[:], np.concatenate([native, native]))
+        np.testing.assert_array_equal(f.root.c[:], [native[0], 5j, native[2]])

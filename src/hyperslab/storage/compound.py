@@ -254,16 +254,27 @@ def _parsed_layout(htype: h5t.TypeCompoundID) -> CompoundLayout:
 
 
 # ---------------------------------------------------------------------- layout -> file
+def is_big_long_complex(dtype: np.dtype[Any]) -> bool:
+    """Whether `dtype` is a big-endian long double complex, which h5py gets wrong: its
+    type for it is a pair of little-endian floats (see :func:`big_long_complex_type`)."""
+    return dtype.kind == "c" and dtype.byteorder == ">" and dtype.itemsize > 16
+
+
+def big_long_complex_type(dtype: np.dtype[Any]) -> h5t.TypeCompoundID:
+    """The HDF5 type PyTables writes for a big-endian long double complex `dtype`: a
+    compound ``(r, i)`` of two big-endian long doubles."""
+    part = h5t.py_create(np.dtype(f">f{dtype.itemsize // 2}"))
+    pair = h5t.create(h5t.COMPOUND, dtype.itemsize)
+    pair.insert(b"r", 0, part)
+    pair.insert(b"i", dtype.itemsize // 2, part)
+    return pair
+
+
 def _number_type(dtype: np.dtype[Any], byte_order: int | None) -> h5t.TypeID:
     """h5py's type for a number dtype; one-byte ints get ``byte_order`` (PyTables gives
     them the table's order)."""
-    if dtype.kind == "c" and dtype.byteorder == ">" and dtype.itemsize > 16:
-        # h5py makes a big-endian long double complex of two little-endian floats
-        part = h5t.py_create(np.dtype(f">f{dtype.itemsize // 2}"))
-        pair = h5t.create(h5t.COMPOUND, dtype.itemsize)
-        pair.insert(b"r", 0, part)
-        pair.insert(b"i", dtype.itemsize // 2, part)
-        return pair
+    if is_big_long_complex(dtype):
+        return big_long_complex_type(dtype)
     htype = h5t.py_create(dtype)
     if byte_order is not None and dtype.itemsize == 1 and dtype.kind in "iu":
         htype = htype.copy()
