@@ -1,4 +1,4 @@
-"""The ``hyperslab`` command: ``ls``, ``dump``, ``tree``, ``repack``, ``demo`` and ``bench``.
+"""The ``hyperslab`` command: ``ls``, ``dump``, ``tree``, ``repack``, ``demo``, ``bench``.
 
 ``main(argv) -> int`` parses its arguments afresh on every call (no module-level options),
 so it can be called from tests as well as from the console script.  Errors that are the
