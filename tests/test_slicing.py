@@ -415,7 +415,7 @@ def test_a_strided_read_of_a_file_decodes_half_the_blocks_of_every_other_row(
 def test_partial_reads_decode_whole_chunks_into_reused_memory(tmp_path: Path) -> None:
     """A strided read whose chunks must be decoded whole (every block holds a selected
     item) decodes them into one buffer kept per thread, not fresh memory each time."""
-    from hyperslab.chunked import engine
+    from hyperslab.chunked import scratch
 
     data = np.random.default_rng(2).integers(0, 1000, (8, 64, 64)).astype(np.float64)
     path = tmp_path / "a.h5"
@@ -425,9 +425,9 @@ def test_partial_reads_decode_whole_chunks_into_reused_memory(tmp_path: Path) ->
     with hyperslab.open_file(path, max_threads=1) as f:
         for _ in range(3):
             np.testing.assert_array_equal(f.root.a[::2, ::2, ::2], data[::2, ::2, ::2])
-            first = engine._chunk_scratch.buffer
+            first = scratch._chunk_scratch.buffer
             np.testing.assert_array_equal(f.root.a[1::2, 1::2], data[1::2, 1::2])
-            assert engine._chunk_scratch.buffer is first
+            assert scratch._chunk_scratch.buffer is first
 
 
 def test_decode_region_answers_none_where_documented() -> None:

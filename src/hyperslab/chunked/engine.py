@@ -18,7 +18,7 @@ import threading
 from collections import OrderedDict
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import Executor, Future
-from typing import Any, Final, NamedTuple
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -28,6 +28,7 @@ from hyperslab.chunked.frameaudit import FrameAudit
 from hyperslab.chunked.gather import GatherPiece, count_key_chunks, gather_pieces
 from hyperslab.chunked.ordered import in_order
 from hyperslab.chunked.regions import Box, ChunkPiece, box_of, byte_runs, chunk_pieces
+from hyperslab.chunked.scratch import scratch_chunk
 from hyperslab.codecs import cframe
 from hyperslab.codecs.blockshape import choose_blockshape
 from hyperslab.codecs.blosc2_filter import Blosc2Params, decode_chunk
@@ -173,25 +174,6 @@ def default_workers(limit: int | None = None) -> int:
         return max(1, len(os.sched_getaffinity(0)))
     except AttributeError:  # pragma: no cover - not Linux
         return max(1, os.cpu_count() or 1)
-
-
-_chunk_scratch = threading.local()
-CHUNK_SCRATCH_MAX: Final = 64 << 20
-"""Chunks decoded whole only to be copied from (a strided or partial read of a chunk
-that cannot be decoded in part) go into a buffer kept per thread up to this size: fresh
-memory costs a page fault per 4 KB touched, about as much as decoding it again."""
-
-
-def _scratch_chunk(shape: Shape, dtype: np.dtype[Any]) -> AnyArray:
-    """An uninitialized array of ``shape`` and ``dtype`` in this thread's scratch buffer
-    (valid until the thread's next call), or a new one above :data:`CHUNK_SCRATCH_MAX`."""
-    nbytes = math.prod(shape) * dtype.itemsize
-    if nbytes > CHUNK_SCRATCH_MAX or not nbytes:
-        return np.empty(shape, dtype=dtype)
-    buffer: AnyArray | None = getattr(_chunk_scratch, "buffer", None)
-    if buffer is None or buffer.shape[0] < nbytes:
-        buffer = _chunk_scratch.buffer = np.empty(nbytes, dtype=np.uint8)
-    return buffer[:nbytes].view(dtype).reshape(shape)
 
 
 class ChunkEngine:
@@ -639,7 +621,7 @@ class ChunkEngine:
                 return
             if sparse is not None:
                 sparse.load_all()  # too many blocks: decoded whole
-        chunk = _scratch_chunk(self._chunkshape, self._dtype)
+        chunk = scratch_chunk(self._chunkshape, self._dtype)
         self._decode(raw, mask, chunk, piece.grid, nthreads)
         target[...] = chunk[piece.in_chunk]
 
