@@ -357,19 +357,19 @@ class PreadReads:
         read.  The caller then reads through the index, which answers exactly or raises
         the precise error.
         """
-        if self._base is not None or self._writable or not self._dsid.id:
-            return None
         budget = self._hdf5_budget
         if budget is None:  # the first such read: the budget is the index's build cost
             budget = INDEX_BUILD_SECONDS_PER_CHUNK * math.prod(self._grid)
         extra = HDF5_READ_EXTRA_SECONDS
         if not self._nfilters:  # read whole here, one item through the index
             extra += HDF5_READ_EXTRA_SECONDS_PER_BYTE * self._chunk_nbytes
-        if budget < extra:
+        if budget < extra or self._base is not None or self._writable or not self._dsid.id:
             self._hdf5_budget = budget
             return None
         self._hdf5_budget = budget - extra
-        start = tuple(c * n for c, n in zip(coords, self._chunkshape, strict=True))
+        shape = self._chunkshape
+        start = ((coords[0] * shape[0],) if len(coords) == 1
+                 else tuple(c * n for c, n in zip(coords, shape, strict=True)))
         try:
             mask, data = self._dsid.read_direct_chunk(start)
         except (OSError, RuntimeError, ValueError, KeyError, MemoryError):
