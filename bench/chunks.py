@@ -15,23 +15,26 @@ blosc2      Blosc2 filter (LZ4, level 5, shuffle), the only filter; chunk ``k`` 
 Both are written raw with h5py's ``write_direct_chunk`` (about 10 s each for a million
 chunks here) into ``<tmp>/hyperslab-bench-chunks/`` and deleted at the end unless ``--keep``.
 
-Cases, for each dataset:
+Cases, for each dataset.  Every rival of a case reads the same dataset of the same file,
+opened (``open_file(path, 'r')`` for hyperslab and PyTables, ``h5py.File(path, 'r')``) before
+the timer starts and closed after it stops, afresh in every run:
 
 ``index``
-    Find where every chunk is.  hyperslab: ``Dataset.chunk_index()`` (one
-    ``H5Dchunk_iter`` pass) on a freshly opened file.  h5py: ``get_num_chunks()`` then
-    ``get_chunk_info(i)`` for every chunk, one by one; PyTables: ``chunk_info(start)`` for
-    every chunk of the grid.  Those calls cost tens of milliseconds each with a million
-    chunks (HDF5 scans its chunk index every time), so they are timed on ``--sample``
-    chunks spread evenly over the dataset and the time is scaled to all chunks (said so in
-    the report).  Every rival returns the locations of the sampled chunks.
-``random_reads``
-    ``--reads`` single items at random positions (the same for every rival), read one by one
-    with ``node[i]`` (hyperslab, PyTables, opened with ``open_file(path, 'r')``) or
-    ``dset[i]`` (h5py).  One item is read before the timing starts, so one-time costs (an
-    index build, opening the dataset) are not in the latency.  PyTables reads 1-D Blosc2
-    datasets through a path that costs ~160 ms a read here, so it reads only
-    ``--capped-reads`` items there and its time is scaled to ``--reads`` (said so in the
+    Find where every chunk is.  hyperslab: ``Dataset.chunk_index()`` (one ``H5Dchunk_iter``
+    pass).  h5py: ``DatasetID.chunk_iter(callback)``, the same pass, every chunk's location
+    kept (not scaled).  PyTables has no listing: ``chunk_info(start)`` for every chunk of the
+    grid, which costs tens of milliseconds a call with a million chunks (HDF5 scans its
+    chunk index every time), so it is timed on ``--sample`` chunks spread evenly over the
+    dataset and the time is SCALED to all chunks (said so in the report).  Every rival
+    returns the locations of the same sampled chunks.
+``random_reads_<n>``
+    For each ``n`` of ``--read-counts`` (1, 100, 2,000 and 100,000 by default), ``n`` single
+    items at random positions (the same for every rival), read one by one with ``node[i]``
+    (hyperslab, PyTables) or ``dset[i]`` (h5py).  Nothing is read before the timer starts:
+    the total includes every one-time cost a user pays after opening the file (a chunk
+    index build, the first reads).  The per-item table divides it by ``n``.  PyTables reads
+    1-D Blosc2 datasets through a path that costs ~160 ms a read here, so it reads only the
+    first ``--capped-reads`` of them there and its time is SCALED to ``n`` (said so in the
     report).  Every value read is compared with the known content; the first ones are the
     result checked across rivals.
 
@@ -83,7 +86,8 @@ DISTINCT = 1024
 """Different chunk frames of the Blosc2 dataset."""
 DEFAULT_NCHUNKS = 1_000_000
 QUICK_NCHUNKS = 100_000
-DEFAULT_READS = 2000
+DEFAULT_READ_COUNTS = (1, 100, 2000, 100_000)
+"""Reads of the ``random_reads_<n>`` cases (each a case: one-time costs weigh differently)."""
 DEFAULT_CAPPED_READS = 20
 DEFAULT_SAMPLE = 16
 SEED = 20260521
@@ -95,6 +99,8 @@ DATASETS = {
     "blosc2": "Blosc2 LZ4 level 5 + shuffle (1024 distinct chunk frames)",
 }
 CASES = ("index", "random_reads")
+"""Case kinds: ``random_reads`` stands for one ``random_reads_<n>`` case per read count."""
+READS_PREFIX = "random_reads_"
 
 RIVALS = (
     Rival("hyperslab", ("hyperslab",), probe="hyperslab:open_file"),
@@ -186,16 +192,12 @@ def _sample(nchunks: int, size: int) -> list[int]:
 
 
 def _index_case(rival: str, params: dict[str, Any], timer: Timer) -> Any:
-    import h5py
-    import hdf5plugin  # noqa: F401  (the Blosc2 filter, for the file's pipeline)
-
     path, name, nchunks = params["path"], params["dataset"], params["nchunks"]
     sample = _sample(nchunks, params["sample"])
-    if rival == "hyperslab":
-        from hyperslab.storage.datasets import Dataset
-
-        with h5py.File(path, "r") as f:
-            dataset = Dataset(f[name].id)
+    f, node = _open_reader(rival, path, name)
+    try:
+        if rival == "hyperslab":
+            dataset = node._dataset  # the storage Dataset of the leaf (no public listing)
             with timer:
                 index = dataset.chunk_index()
             found = []
@@ -203,30 +205,26 @@ def _index_case(rival: str, params: dict[str, Any], timer: Timer) -> Any:
                 location = index.locate((k,))
                 found.append([k, location.offset, location.size] if location else [k, None, None])
             return {"nchunks": index.nwritten, "sample": found}
-    if rival == "h5py":
-        with h5py.File(path, "r") as f:
-            dsid = f[name].id
-            with timer:
-                t0 = time.perf_counter()
-                count = dsid.get_num_chunks()
-                t1 = time.perf_counter()
-                infos = [dsid.get_chunk_info(k) for k in sample]
-                t2 = time.perf_counter()
-            timer.seconds = (t1 - t0) + (t2 - t1) * count / len(sample)  # scaled: see module
-            found = [[i.chunk_offset[0] // CHUNK, i.byte_offset, i.size] for i in infos]
-            return {"nchunks": count, "sample": found}
-    import tables
+        if rival == "h5py":
+            listed: dict[int, tuple[int, int]] = {}
 
-    with tables.open_file(path, "r") as f:
-        node = f.get_node("/" + name)
+            def keep(info: Any) -> None:
+                listed[info.chunk_offset[0] // CHUNK] = (info.byte_offset, info.size)
+
+            with timer:
+                node.id.chunk_iter(keep)
+            found = [[k, *listed[k]] if k in listed else [k, None, None] for k in sample]
+            return {"nchunks": len(listed), "sample": found}
         grid = -(-node.shape[0] // CHUNK)
         with timer:
             t0 = time.perf_counter()
             infos = [node.chunk_info((k * CHUNK,)) for k in sample]
             t1 = time.perf_counter()
         timer.seconds = (t1 - t0) * grid / len(sample)  # scaled: see module
-        found = [[i.start[0] // CHUNK, i.offset, i.size] for i in infos]
-        return {"nchunks": int(grid), "sample": [[int(v) for v in row] for row in found]}
+        rows = [[i.start[0] // CHUNK, i.offset, i.size] for i in infos]
+        return {"nchunks": int(grid), "sample": [[int(v) for v in row] for row in rows]}
+    finally:
+        f.close()
 
 
 # ----------------------------------------------------------------------------- reads
@@ -258,8 +256,7 @@ def _reads_case(rival: str, params: dict[str, Any], timer: Timer) -> Any:
     capped = rival == "PyTables" and name == "blosc2"
     todo = indices[: params["capped_reads"]] if capped else indices
     f, node = _open_reader(rival, params["path"], name)
-    try:
-        node[todo[-1]]  # warm up: opening, one-time index builds
+    try:  # nothing read before the timer: one-time costs are the user's too (see module)
         with timer:
             values = [node[i] for i in todo]
     finally:
@@ -282,7 +279,7 @@ def run_case(rival: str, case: str, params: dict[str, Any], timer: Timer) -> Any
     rival : str
         ``"hyperslab"``, ``"PyTables"`` or ``"h5py"``.
     case : str
-        ``"index"`` or ``"random_reads"``.
+        ``"index"`` or ``"random_reads_<n>"`` (``params["reads"]`` is ``n``).
     params : dict
         ``path``, ``dataset``, ``nchunks``, ``sample``, ``reads``, ``capped_reads``.
     timer : Timer
@@ -292,7 +289,7 @@ def run_case(rival: str, case: str, params: dict[str, Any], timer: Timer) -> Any
         raise BenchmarkError(f"unknown rival {rival!r}")
     if case == "index":
         return _index_case(rival, params, timer)
-    if case == "random_reads":
+    if case.startswith(READS_PREFIX):
         return _reads_case(rival, params, timer)
     raise BenchmarkError(f"unknown case {case!r}")
 
@@ -306,15 +303,17 @@ def per_item_markdown(result: BenchmarkResult, nchunks: int, options: argparse.N
     for case in result.spec.cases:
         if not result.measured(case):
             continue
-        count = nchunks if case.name == "index" else options.reads
+        reads = int(case.params.get("reads", 0))
+        count = nchunks if case.name == "index" else reads
         cells = []
         for rival in result.rivals:
             seconds = result.get(case, rival).time.median / count
             scaled = ""
-            if case.name == "index" and rival != "hyperslab":
+            if case.name == "index" and rival == "PyTables":
                 scaled = f" (scaled from {min(options.sample, nchunks)})"
-            elif case.name == "random_reads" and rival == "PyTables" and case.group == "blosc2":
-                scaled = f" (scaled from {min(options.capped_reads, options.reads)})"
+            elif (case.name != "index" and rival == "PyTables" and case.group == "blosc2"
+                  and reads > case.params["capped_reads"]):
+                scaled = f" (scaled from {case.params['capped_reads']})"
             micro = seconds * 1e6
             cells.append(f"{micro:.0f} µs{scaled}" if micro >= 100 else f"{micro:.3g} µs{scaled}")
         what = "per chunk located" if case.name == "index" else "per item read"
@@ -326,17 +325,38 @@ def per_item_markdown(result: BenchmarkResult, nchunks: int, options: argparse.N
 
 
 def report(
-    result: BenchmarkResult, nchunks: int, options: argparse.Namespace, out_dir: Path
+    result: BenchmarkResult, nchunks: int, options: argparse.Namespace, out_dir: Path,
+    plot: bool = True,
 ) -> int:
     """Print and write the reports with the per-item table; return the exit code."""
     markdown = format_markdown(result) + "\n" + per_item_markdown(result, nchunks, options)
     print(markdown)
-    paths, notes = write_reports(result, out_dir)
+    paths, notes = write_reports(result, out_dir, plot=plot)
     paths["markdown"].write_text(markdown)
     return report_outcome("chunks", result, paths, notes, print_progress)
 
 
 # ----------------------------------------------------------------------------- the CLI
+
+
+def read_counts(text: str) -> list[int]:
+    """Parse ``--read-counts``: positive integers, comma-separated (sorted, no repeats)."""
+    try:
+        counts = sorted({int(item) for item in comma_list(text)})
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"read counts must be integers separated by commas, not {text!r}") from None
+    if not counts or counts[0] < 1:
+        raise argparse.ArgumentTypeError(f"read counts must be at least 1, not {text!r}")
+    return counts
+
+
+def case_names(cases: list[str], counts: list[int]) -> list[str]:
+    """The case names of the kinds ``cases``: ``random_reads`` gives one per read count."""
+    names: list[str] = []
+    for kind in cases:
+        names += [f"{READS_PREFIX}{n}" for n in counts] if kind == "random_reads" else [kind]
+    return names
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -353,18 +373,24 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--nchunks", type=int, default=None, help=f"chunks per dataset ({DEFAULT_NCHUNKS:,})"
     )
-    parser.add_argument("--reads", type=int, default=DEFAULT_READS, help="random reads per run")
+    parser.add_argument(
+        "--read-counts",
+        type=read_counts,
+        default=list(DEFAULT_READ_COUNTS),
+        help="random single-item reads of each random_reads_<n> case, comma-separated "
+        f"(default: {','.join(str(n) for n in DEFAULT_READ_COUNTS)})",
+    )
     parser.add_argument(
         "--capped-reads",
         type=int,
         default=DEFAULT_CAPPED_READS,
-        help="reads of PyTables on the Blosc2 dataset, scaled to --reads",
+        help="reads of PyTables on the Blosc2 dataset, scaled to each read count",
     )
     parser.add_argument(
         "--sample",
         type=int,
         default=DEFAULT_SAMPLE,
-        help="chunks h5py and PyTables locate one by one, scaled to all chunks",
+        help="chunks PyTables locates one by one, scaled to all chunks",
     )
     parser.add_argument(
         "--cases", type=comma_list, default=None, help=f"cases (default: {','.join(CASES)})"
@@ -376,6 +402,7 @@ def build_parser() -> argparse.ArgumentParser:
         help=f"datasets (default: {','.join(DATASETS)})",
     )
     parser.add_argument("--keep", action="store_true", help="keep the file for the next run")
+    parser.add_argument("--no-plot", action="store_true", help="do not draw the PNG")
     parser.add_argument("--workdir", type=Path, default=None, help="where the file is cached")
     return parser
 
@@ -390,29 +417,33 @@ def build_spec(
     options: argparse.Namespace,
 ) -> BenchmarkSpec:
     """Return the benchmark description."""
-    common = {
-        "path": str(path),
-        "nchunks": nchunks,
-        "sample": options.sample,
-        "reads": options.reads,
-        "capped_reads": min(options.capped_reads, options.reads),
-    }
-    spec_cases = [
-        Case(case, name, {**common, "dataset": name}) for name in datasets for case in cases
-    ]
+    common = {"path": str(path), "nchunks": nchunks, "sample": options.sample}
+    spec_cases = []
+    for name in datasets:
+        for case in case_names(cases, options.read_counts):
+            params = {**common, "dataset": name}
+            if case != "index":
+                reads = int(case.removeprefix(READS_PREFIX))
+                params |= {"reads": reads, "capped_reads": min(options.capped_reads, reads)}
+            spec_cases.append(Case(case, name, params))
+    counts = ", ".join(f"{n:,}" for n in options.read_counts)
     notes = [
         f"Two 1-D float64 datasets of {nchunks:,} chunks of {CHUNK} items (128 bytes), "
         "written raw with h5py's write_direct_chunk: raw (no filter, item i is i) and "
         f"blosc2 (LZ4 level 5 + shuffle, {DISTINCT} distinct chunk frames).",
-        "index: hyperslab is Dataset.chunk_index() (one H5Dchunk_iter pass) on a fresh open. "
-        f"h5py (get_num_chunks + get_chunk_info(i)) and PyTables (chunk_info(start)) locate "
-        f"only {min(options.sample, nchunks)} chunks spread evenly over the dataset, one by "
-        "one; their time is SCALED to all chunks (HDF5 scans its chunk index on every call).",
-        f"random_reads: {options.reads} items at the same random positions, read one by one "
-        "as node[i] (hyperslab, PyTables) or dset[i] (h5py), after one untimed warm-up read; "
-        "time per read = the time shown / the number of reads. PyTables on blosc2 reads "
-        f"only {common['capped_reads']} of them (~160 ms a read), its time SCALED to "
-        f"{options.reads}. All values read are compared with the content.",
+        "Every rival of a case reads the same dataset of the same file, opened afresh before "
+        "the timer starts in every run.",
+        "index: hyperslab is Dataset.chunk_index() (one H5Dchunk_iter pass), h5py "
+        "DatasetID.chunk_iter(callback) (the same pass, every location kept; not scaled). "
+        f"PyTables (chunk_info(start)) locates only {min(options.sample, nchunks)} chunks "
+        "spread evenly over the dataset, one by one; its time is SCALED to all chunks (HDF5 "
+        "scans its chunk index on every call).",
+        f"random_reads_<n> (n = {counts}): n items at the same random positions, read one "
+        "by one as node[i] (hyperslab, PyTables) or dset[i] (h5py), with nothing read before "
+        "the timer: the total includes every one-time cost (index builds, first reads). "
+        "The per-item table divides it by n. PyTables on blosc2 reads only the first "
+        f"{options.capped_reads} of them (~160 ms a read), its time SCALED to n. All values "
+        "read are compared with the content.",
     ]
     return BenchmarkSpec(
         name="chunks",
@@ -441,7 +472,7 @@ def main(argv: list[str] | None = None) -> int:
     except BenchmarkError as exc:
         parser.error(str(exc))
     nchunks = args.nchunks or (QUICK_NCHUNKS if args.quick else DEFAULT_NCHUNKS)
-    for option in ("nchunks", "reads", "capped_reads", "sample"):
+    for option in ("nchunks", "capped_reads", "sample"):
         value = nchunks if option == "nchunks" else getattr(args, option)
         if value < 1:
             parser.error(f"--{option.replace('_', '-')} must be at least 1, not {value}")
@@ -455,7 +486,8 @@ def main(argv: list[str] | None = None) -> int:
         except BenchmarkError as exc:
             print(f"chunks: error: {exc}", file=sys.stderr)
             return 1
-        return report(result, nchunks, args, args.out or default_out_dir("chunks"))
+        return report(result, nchunks, args, args.out or default_out_dir("chunks"),
+                      plot=not args.no_plot)
     finally:
         if args.keep:
             print_progress(f"kept the file in {folder}")

@@ -219,6 +219,8 @@ class ChunkEngine:
                 self.kind = None
         # b2nd frames of scalar items can be decoded in part (block by block).
         self._partial_decoding = self.kind is RawKind.BLOSC2 and self._dtype.subdtype is None
+        # Whether read_item still asks HDF5 for its chunk (no chunk index built yet).
+        self._items_via_hdf5 = True
         # Parsed frames of chunks read by read_points on read-only files (nothing can change
         # them): repeated point reads (indexed queries) skip the read and the parsing.
         self._frames: OrderedDict[tuple[int, ...], _PointChunk] = OrderedDict()
@@ -355,10 +357,20 @@ class ChunkEngine:
             grid = tuple(p[0] for p in pairs)
             inner = tuple(p[1] for p in pairs)
         dataset = self._dataset
+        # Right after opening a read-only file, HDF5 finds the chunk (no index built yet)
+        # until such reads would have paid for building the index (ski rental).
+        found = None
+        if self._items_via_hdf5:
+            found = dataset.read_raw_chunk_found_by_hdf5(grid)
+            if found is None:  # from now on (or for good) the index is the cheaper way
+                self._items_via_hdf5 = False
         try:
             if self.kind is RawKind.PLAIN:
                 linear = inner[0] if len(inner) == 1 else int(
                     np.ravel_multi_index(inner, chunkshape))
+                start = linear * self._itemsize
+                if found is not None and start + self._itemsize <= len(found[0]):
+                    return np.frombuffer(found[0], dtype=self._dtype, count=1, offset=start)[0]
                 try:
                     raw = dataset.read_raw_range(grid, linear * self._itemsize,
                                                  self._itemsize)
@@ -368,7 +380,7 @@ class ChunkEngine:
                     # (HDF5 would return whatever its chunk buffer held past them)
                     raise self._corrupt(grid, exc) from exc
                 return np.frombuffer(raw, dtype=self._dtype)[0]
-            frame, mask = dataset.read_raw_chunk(grid)
+            frame, mask = found if found is not None else dataset.read_raw_chunk(grid)
         except NoSuchChunkError:
             return np.asarray(self._fill_value(), dtype=self._dtype)[()]
         if not mask & _SKIP_FIRST_FILTER:

@@ -570,6 +570,26 @@ class Dataset(DatasetInfo):
             raw = self.raw_chunks()
         return raw.sparse(tuple(int(c) for c in grid_coords))
 
+    def read_raw_chunk_found_by_hdf5(self, grid_coords: tuple[int, ...]
+                                     ) -> tuple[bytes, int] | None:
+        """The stored bytes and filter mask of one chunk (grid coordinates in the grid),
+        found by HDF5 without building the chunk index, on read-only files: for a few
+        single items after opening, until such reads would have paid for building the
+        index (see :meth:`~hyperslab.storage.preads.PreadReads.read_found_by_hdf5`).
+
+        None where that does not apply (then use :meth:`read_raw_chunk`, which also says
+        whether the chunk was written).
+
+        Raises
+        ------
+        NotChunkedError
+            If the dataset is not chunked.
+        """
+        raw = self._raw
+        if raw is None:
+            raw = self.raw_chunks()
+        return raw.read_found_by_hdf5(grid_coords)
+
     def read_raw_chunk_into(self, grid_coords: Sequence[int], buffer: Any) -> int | None:
         """Read one chunk's stored bytes straight into ``buffer`` (writable, exactly the
         stored size), on files open read-only with the sec2 driver: no intermediate bytes.

@@ -8,8 +8,13 @@ pieces of chunks with few calls (a few rows of a table, runs of whole unfiltered
 file order, one chunk straight into a buffer) and, before any chunk index is built, finds a
 chunk or two with HDF5's own look-up (within :data:`LOOKUP_BUDGET` and
 :data:`LOOKUP_SCAN_FACTOR`), as a :class:`SparseChunk` whose bytes are read only where asked
-for.  Each of these reads answers None (or False) where it does not apply: the caller then
-reads through :class:`~hyperslab.storage.rawchunks.RawChunks`, which raises the precise error.
+for.  Single items of read-only files (of any driver) are read before any chunk index is
+built through HDF5's own look-up of their chunk (:meth:`PreadReads.read_found_by_hdf5`,
+``H5Dread_chunk``, which finds a chunk through HDF5's chunk index in microseconds), until
+the reads made would have paid for building the index (ski rental, see
+:data:`INDEX_BUILD_SECONDS_PER_CHUNK`).  Each of these reads answers None (or False) where it
+does not apply: the caller then reads through
+:class:`~hyperslab.storage.rawchunks.RawChunks`, which raises the precise error.
 """
 
 from __future__ import annotations
@@ -52,6 +57,21 @@ chunks one took 6 us for the first chunk and 35 us for the last; with a million 
 27-155 ms, when listing them all takes 0.85 s).  So look-ups also stop once they have
 walked this many times the number of chunks in the grid: they then never cost much more
 than building the index would have."""
+
+
+INDEX_BUILD_SECONDS_PER_CHUNK = 1.2e-6
+"""Estimated cost of building the chunk index, per chunk of the grid (one ``chunk_iter``
+pass: 1.1-1.2 us a chunk measured here at 100k chunks, 1.6-2.1 s for a million)."""
+
+HDF5_READ_EXTRA_SECONDS = 6e-6
+"""Estimated extra cost of a chunk read through HDF5's look-up (``read_direct_chunk``:
+8-10 us here with 100k to 1M chunks, ~2 us with 64) over a read through the built index
+(``os.pread`` at the indexed offset: ~1.8 us)."""
+
+HDF5_READ_EXTRA_SECONDS_PER_BYTE = 4e-11
+"""Estimated extra cost, per byte of an unfiltered chunk, of reading it whole through HDF5
+rather than one item of it through the index (``read_direct_chunk`` of a 1 MB chunk: 46 us
+here).  Filtered chunks are read whole either way."""
 
 
 class SparseChunk:
@@ -150,8 +170,9 @@ class PreadReads:
     here for the type checker).  Its own state is that of the look-ups made before any
     chunk index is built (set by ``RawChunks.__init__``)."""
 
-    __slots__ = ("_looked_up", "_lookups", "_walked")
+    __slots__ = ("_hdf5_budget", "_looked_up", "_lookups", "_walked")
 
+    _hdf5_budget: float | None
     _looked_up: dict[tuple[int, ...], ChunkLocation]
     _lookups: int
     _walked: int
@@ -164,6 +185,7 @@ class PreadReads:
     _fd: int | None
     _grid: Shape
     _nfilters: int
+    _writable: bool
     location: Callable[[Any], ChunkLocation | None]
 
     def _name(self) -> str:
@@ -331,6 +353,46 @@ class PreadReads:
             return None
         return SparseChunk(fd, location, self._name, self._check_open)
 
+    def read_found_by_hdf5(self, coords: tuple[int, ...]) -> tuple[bytes, int] | None:
+        """The stored bytes and filter mask of the chunk at grid ``coords`` (in the grid),
+        found by HDF5 itself (``read_direct_chunk``), on read-only files while no chunk
+        index is built: for a few single items right after opening, whose chunks HDF5
+        finds in microseconds where listing every chunk first costs a second with a
+        million chunks.
+
+        Ski rental: each read spends its estimated extra cost over a read through the
+        index (:data:`HDF5_READ_EXTRA_SECONDS`, plus
+        :data:`HDF5_READ_EXTRA_SECONDS_PER_BYTE` for unfiltered chunks) from a budget of
+        the index's estimated build cost (:data:`INDEX_BUILD_SECONDS_PER_CHUNK` per chunk
+        of the grid); once it is spent, this answers None and the caller's read builds the
+        index.  So reads never cost much more than twice what the better choice would
+        have.  (Threads share the budget without a lock: a lost update costs one more read
+        through HDF5, never a wrong answer.)
+
+        None where that does not apply: an index exists, a writable file, a closed dataset,
+        a chunk HDF5 does not find (never written: h5py raises odd errors for it) or cannot
+        read.  The caller then reads through the index, which answers exactly or raises
+        the precise error.
+        """
+        budget = self._hdf5_budget
+        if budget is None:  # the first such read: the budget is the index's build cost
+            budget = INDEX_BUILD_SECONDS_PER_CHUNK * math.prod(self._grid)
+        extra = HDF5_READ_EXTRA_SECONDS
+        if not self._nfilters:  # read whole here, one item through the index
+            extra += HDF5_READ_EXTRA_SECONDS_PER_BYTE * self._chunk_nbytes
+        if budget < extra or self._base is not None or self._writable or not self._dsid.id:
+            self._hdf5_budget = budget
+            return None
+        self._hdf5_budget = budget - extra
+        shape = self._chunkshape
+        start = ((coords[0] * shape[0],) if len(coords) == 1
+                 else tuple(c * n for c, n in zip(coords, shape, strict=True)))
+        try:
+            mask, data = self._dsid.read_direct_chunk(start)
+        except (OSError, RuntimeError, ValueError, KeyError, MemoryError):
+            return None  # (h5py's MemoryError: a dataset without any chunk stored)
+        return data, int(mask)
+
     def read_into(self, coords: Any, buffer: Any) -> int | None:
         """Read the stored bytes of one chunk straight into ``buffer`` (a writable byte
         buffer of exactly the chunk's stored size) with ``os.preadv``, on read-only files.
@@ -351,5 +413,6 @@ class PreadReads:
         return location.filter_mask
 
 
-__all__ = ["LOOKUP_BUDGET", "LOOKUP_SCAN_FACTOR", "SCATTER_GAP_MAX", "FileAccess", "PreadReads",
-           "SparseChunk", "file_access"]
+__all__ = ["HDF5_READ_EXTRA_SECONDS", "HDF5_READ_EXTRA_SECONDS_PER_BYTE",
+           "INDEX_BUILD_SECONDS_PER_CHUNK", "LOOKUP_BUDGET", "LOOKUP_SCAN_FACTOR",
+           "SCATTER_GAP_MAX", "FileAccess", "PreadReads", "SparseChunk", "file_access"]

@@ -183,6 +183,7 @@ class RawChunks(PreadReads):
         self._lookups = 0  # HDF5 look-ups made before any index was built
         self._walked = 0  # chunk index entries those look-ups made HDF5 walk
         self._looked_up: dict[tuple[int, ...], ChunkLocation] = {}  # their answers
+        self._hdf5_budget: float | None = None  # of read_found_by_hdf5 (set at its first)
         self._lock = threading.RLock()
         self.before_lookup: Callable[[], None] | None = None
         """Called (instead of flushing the dataset) before HDF5 is asked about chunks

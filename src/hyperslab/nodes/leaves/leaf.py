@@ -6,6 +6,7 @@ import contextlib
 import math
 import operator
 import sys
+import threading
 from collections.abc import Iterator, Sequence
 from contextlib import AbstractContextManager
 from typing import TYPE_CHECKING, Any, ClassVar
@@ -35,6 +36,10 @@ from hyperslab.storage.tree import Kind
 if TYPE_CHECKING:
     from hyperslab.nodes.atoms.enum import Enum
     from hyperslab.nodes.tree.owner import NodeOwner
+
+_OPENING = threading.RLock()
+"""Makes a leaf's :class:`Dataset` and :class:`ChunkEngine` once when threads read it first
+at the same time (each would otherwise build its own chunk index)."""
 
 _ROW_BUFFER_BYTES = 1 << 20
 """Bytes read at a time when iterating over rows."""
@@ -139,22 +144,29 @@ class Leaf(DirectChunking, LeafCompat, PlainNode):
 
     @property
     def _dataset(self) -> Dataset:
-        if self._dataset_ is None or not self._v__isopen:
-            dataset = self._dataset_ = Dataset(self._g_h5id, self._v_file._file_access)
-            self._engine_ = None
-            self._v_file._guard.attach(self, dataset)
-            return dataset
-        return self._dataset_
+        dataset = self._dataset_
+        if dataset is None or not self._v__isopen:
+            with _OPENING:
+                if self._dataset_ is not None and self._dataset_ is not dataset:
+                    return self._dataset_  # made meanwhile by another thread
+                dataset = self._dataset_ = Dataset(self._g_h5id, self._v_file._file_access)
+                self._engine_ = None
+                self._v_file._guard.attach(self, dataset)
+        return dataset
 
     @property
     def _engine(self) -> ChunkEngine:
         """The raw-chunk engine of this leaf's dataset (made on first use)."""
         dataset = self._dataset
-        if self._engine_ is None:
-            file = self._v_file
-            self._engine_ = ChunkEngine(dataset, file._executor, file._workers,
-                                        file.params.chunk_cache_size)
-        return self._engine_
+        engine = self._engine_
+        if engine is None:
+            with _OPENING:
+                engine = self._engine_
+                if engine is None:
+                    file = self._v_file
+                    engine = self._engine_ = ChunkEngine(dataset, file._executor, file._workers,
+                                                         file.params.chunk_cache_size)
+        return engine
 
     def _shared(self, owner: int | None = None) -> AbstractContextManager[Any]:
         """Hold the leaf's lock shared (for one read of its data; ``owner``: the thread a
