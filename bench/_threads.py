@@ -157,7 +157,7 @@ def thread_report() -> dict[str, str]:
     import numexpr
 
     from hyperslab import parameters
-    from hyperslab.chunked.engine import default_workers
+    from hyperslab.chunked.workers import default_workers
 
     report = {
         "hyperslab": str(default_workers(parameters.MAX_THREADS)),

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import enum
 import math
-import os
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -155,25 +154,6 @@ def raw_kind(dataset: Dataset) -> RawKind | None:
     if len(steps) == 1 and steps[0].filter_id == BLOSC2_ID:
         return RawKind.BLOSC2
     return None
-
-
-def default_workers(limit: int | None = None) -> int:
-    """Threads the engine uses for (de)compression: ``limit`` (hyperslab's
-    ``MAX_THREADS``), or the CPUs this process may run on when it is None.
-
-    Raises
-    ------
-    ValueError
-        If ``limit`` is not None nor an integer of at least 1.
-    """
-    if limit is not None:
-        if isinstance(limit, bool) or not isinstance(limit, int | np.integer) or limit < 1:
-            raise ValueError(f"MAX_THREADS must be None or an integer >= 1, not {limit!r}")
-        return int(limit)
-    try:
-        return max(1, len(os.sched_getaffinity(0)))
-    except AttributeError:  # pragma: no cover - not Linux
-        return max(1, os.cpu_count() or 1)
 
 
 class ChunkEngine:

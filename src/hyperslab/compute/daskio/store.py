@@ -19,7 +19,7 @@ import numpy as np
 
 from hyperslab._typing import Shape
 from hyperslab.chunked.chunkshape import compute_chunkshape
-from hyperslab.chunked.engine import default_workers
+from hyperslab.chunked.workers import default_workers
 from hyperslab.compute.daskio.arrays import Chunks, dask_array_module, regular
 
 __all__ = ["fit_chunkshape", "to_hyperslab", "whole_chunk_blocks"]

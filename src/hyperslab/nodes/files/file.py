@@ -18,7 +18,7 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from hyperslab import parameters
-from hyperslab.chunked.engine import default_workers
+from hyperslab.chunked.workers import default_workers
 from hyperslab.codecs.filters import Filters, set_max_threads
 from hyperslab.errors import ClosedFileError, FileModeError, HDF5ExtError, NoSuchNodeError
 from hyperslab.nodes.files import openfiles, pickling
