@@ -4,7 +4,8 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 PIP    := $(BIN)/python -m pip
 
-.PHONY: demo test lint typecheck layers pytest pytables-suite fuzz bench clean
+# `make docs` writes the API reference (pdoc) to docs/api/index.html.
+.PHONY: demo docs test lint typecheck layers pytest pytables-suite fuzz bench clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -25,6 +26,15 @@ $(VENV)/.installed-test: pyproject.toml | $(BIN)/python
 demo: $(VENV)/.installed-base
 	@echo "Running hyperslab demo: about 20-40 s on 2 cores (hyperslab demo --small: 2 s)"
 	$(BIN)/hyperslab demo
+
+$(VENV)/.installed-docs: pyproject.toml | $(BIN)/python
+	$(PIP) install --quiet -e '.[docs]'
+	touch $(VENV)/.installed-base $@
+
+# The API reference from the numpydoc docstrings (tests/test_docs.py runs this command).
+docs: $(VENV)/.installed-docs
+	$(BIN)/pdoc --docformat numpy --output-directory docs/api hyperslab
+	@echo "API reference: docs/api/index.html"
 
 lint: $(VENV)/.installed-test
 	$(BIN)/ruff check src tests bench
