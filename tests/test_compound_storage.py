@@ -142,7 +142,9 @@ def test_layout_keeps_offsets_itemsize_and_byte_order() -> None:
     htype = compound_file_type(dtype, time_fields=frozenset({"t"}))
     assert htype.get_size() == 24
     assert htype.get_member_type(htype.get_member_index(b"t")).equal(h5t.UNIX_D64BE)
-    assert layout_of_type(htype).dtype == dtype
+    # the same fields, offsets and itemsize, listed in offset order (PyTables' column order)
+    assert layout_of_type(htype).dtype == np.dtype(
+        {"names": ["t", "a"], "formats": [">f8", ">i2"], "offsets": [0, 8], "itemsize": 24})
 
 
 def test_nested_paths() -> None:
@@ -639,3 +641,23 @@ def test_append_rows_refuses_bad_arrays_and_keeps_rows(tmp_path: Path,
         monkeypatch.undo()
         assert ds.shape == (6,)  # the failed append took its rows back
         _same(ds.read_rows(0, 6), rows)
+
+
+def test_members_stored_out_of_offset_order_read_in_offset_order(tmp_path: Path) -> None:
+    # as PyTables' out_of_order_types.h5: the first member has the last offset
+    import hyperslab
+
+    dtype = np.dtype({"names": ["c", "b", "a"], "formats": ["S5", "i4", "f8"],
+                      "offsets": [12, 8, 0], "itemsize": 17})
+    rows = np.array([(b"x", 1, 2.5), (b"yy", 3, -1.0)], dtype=dtype)
+    with h5py.File(tmp_path / "o.h5", "w") as h5:
+        h5.create_dataset("t", data=rows, maxshape=(None,), chunks=(4,))
+        h5["t"].attrs["CLASS"] = np.bytes_("TABLE")
+    got = []
+    for lib in (hyperslab, tables):
+        with lib.open_file(str(tmp_path / "o.h5"), "r") as f:
+            table = f.root.t
+            got.append((table.colnames, table.read().dtype.names, table[0][0],
+                        [row[0] for row in table], table.read().tolist()))
+    assert got[0] == got[1]
+    assert got[0][0] == ["a", "b", "c"] and got[0][2] == 2.5

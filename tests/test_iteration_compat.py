@@ -41,3 +41,18 @@ def test_nrowsinbuf_is_settable_and_checked(tmp_path: Path) -> None:
         assert array.nrowsinbuf == 2 and len(list(array)) == 10
         with pytest.raises(ValueError, match="positive"):
             array.nrowsinbuf = 0
+
+
+@pytest.mark.parametrize("key", [{}, 1.5, None, (0,), [0], 5])
+def test_a_row_key_of_the_wrong_type_is_a_type_error_as_in_pytables(tmp_path: Path,
+                                                                    key: object) -> None:
+    path = tmp_path / "t.h5"
+    with hs.open_file(str(path), "w") as f:
+        f.create_table("/", "t", np.dtype([("a", "i4"), ("b", "f8")])).append([(1, 2.0)])
+    raised = []
+    for module in (hs, tables):
+        with module.open_file(str(path), "r") as f:
+            with pytest.raises((TypeError, KeyError)) as info:
+                [row[key] for row in f.root.t]
+            raised.append(info.type)
+    assert raised[0] is raised[1] is (KeyError if key == 5 else TypeError)

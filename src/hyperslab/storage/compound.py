@@ -197,9 +197,11 @@ def _compound_dtype(htype: h5t.TypeCompoundID, prefix: str, found: _Collect) -> 
         names.append(name)
         formats.append(_leaf_dtype(htype.get_member_type(i), _join(prefix, name), found))
         offsets.append(int(htype.get_member_offset(i)))
-    return np.dtype(
-        {"names": names, "formats": formats, "offsets": offsets, "itemsize": htype.get_size()}
-    )
+    # Fields in offset order, as PyTables' descriptions (and rows: ``row[0]``) have them,
+    # whatever the order of the members in the file; the bytes are the same.
+    order = sorted(range(len(names)), key=offsets.__getitem__)
+    return np.dtype({"names": [names[i] for i in order], "formats": [formats[i] for i in order],
+                     "offsets": [offsets[i] for i in order], "itemsize": htype.get_size()})
 
 
 def layout_of_type(htype: h5t.TypeID) -> CompoundLayout:
@@ -252,9 +254,27 @@ def _parsed_layout(htype: h5t.TypeCompoundID) -> CompoundLayout:
 
 
 # ---------------------------------------------------------------------- layout -> file
+def is_big_long_complex(dtype: np.dtype[Any]) -> bool:
+    """Whether `dtype` is a big-endian long double complex, which h5py gets wrong: its
+    type for it is a pair of little-endian floats (see :func:`big_long_complex_type`)."""
+    return dtype.kind == "c" and dtype.byteorder == ">" and dtype.itemsize > 16
+
+
+def big_long_complex_type(dtype: np.dtype[Any]) -> h5t.TypeCompoundID:
+    """The HDF5 type PyTables writes for a big-endian long double complex `dtype`: a
+    compound ``(r, i)`` of two big-endian long doubles."""
+    part = h5t.py_create(np.dtype(f">f{dtype.itemsize // 2}"))
+    pair = h5t.create(h5t.COMPOUND, dtype.itemsize)
+    pair.insert(b"r", 0, part)
+    pair.insert(b"i", dtype.itemsize // 2, part)
+    return pair
+
+
 def _number_type(dtype: np.dtype[Any], byte_order: int | None) -> h5t.TypeID:
     """h5py's type for a number dtype; one-byte ints get ``byte_order`` (PyTables gives
     them the table's order)."""
+    if is_big_long_complex(dtype):
+        return big_long_complex_type(dtype)
     htype = h5t.py_create(dtype)
     if byte_order is not None and dtype.itemsize == 1 and dtype.kind in "iu":
         htype = htype.copy()

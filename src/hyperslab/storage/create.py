@@ -19,6 +19,7 @@ from h5py import h5d, h5p, h5s, h5t, h5z
 
 from hyperslab._typing import AnyArray, Shape
 from hyperslab.errors import FilterNotAvailableError, HDF5ExtError
+from hyperslab.storage import compound
 from hyperslab.storage.compound import compound_file_type, exact_fill, set_raw_fill_value
 from hyperslab.storage.datasetinfo import UNLIMITED
 from hyperslab.storage.datasets import Dataset
@@ -37,6 +38,8 @@ def _file_type(dtype: np.dtype[Any]) -> h5t.TypeID:
         for name, value in members.items():
             htype.enum_insert(name.encode("utf-8", "surrogateescape"), int(value))
         return htype
+    if compound.is_big_long_complex(dtype):
+        return compound.big_long_complex_type(dtype)
     return h5t.py_create(dtype, logical=True)
 
 

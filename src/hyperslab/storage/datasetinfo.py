@@ -128,6 +128,8 @@ class DatasetInfo:
             base = np.dtype("?" if self._bitfield_bool else "i1")
             dtype = np.dtype((base, dtype.subdtype[1])) if dtype.subdtype else base
             self._mtype = ftype  # same bytes as `dtype`: no conversion
+        elif compound.is_big_long_complex(dtype) and ftype.get_class() == h5t.COMPOUND:
+            self._mtype = ftype  # h5py's own type for it is a little-endian pair
         elif (ftype.get_class() == h5t.STRING and not ftype.is_variable_str()
               and ftype.get_strpad() != h5t.STR_NULLPAD):
             # PyTables' strings are NUL-terminated: written through NumPy's NUL-padded

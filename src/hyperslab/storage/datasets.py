@@ -100,7 +100,12 @@ class Dataset(DatasetInfo):
                 assert self._mtype is not None
                 sel = compound.selection_of(key, self.shape)
                 return compound.read_selection(self.dsid, self._mtype, self._dtype, sel)
-            data = self._dset[key]
+            if compound.is_big_long_complex(self._dtype.base):
+                # h5py reads these through a little-endian pair into a big-endian array:
+                # read them into a little-endian one, which that pair describes
+                data = self._dset.astype(self._dtype.base.newbyteorder("<"))[key]
+            else:
+                data = self._dset[key]
         except OSError as exc:
             raise _read_error(self, exc) from exc
         array = np.asarray(data)
@@ -130,6 +135,9 @@ class Dataset(DatasetInfo):
             value = np.asarray(value, dtype=np.bool_).view(np.uint8)
         elif self._enum_bool:
             value = np.asarray(value, dtype=np.int8).view(np.bool_)
+        elif compound.is_big_long_complex(self._dtype.base):
+            # h5py writes big-endian ones through a little-endian pair: give it that pair
+            value = np.asarray(value).astype(self._dtype.base.newbyteorder("<"))
         raw = self._raw
         try:
             self._dset[key] = value
@@ -174,7 +182,7 @@ class Dataset(DatasetInfo):
         data = np.ascontiguousarray(value)
         raw = self._raw
         try:
-            self.dsid.write(h5s.ALL, h5s.ALL, data)
+            self.dsid.write(h5s.ALL, h5s.ALL, data, mtype=self._mtype)  # None: h5py's
         except (OSError, TypeError) as exc:
             if raw is not None:
                 raw.invalidate()

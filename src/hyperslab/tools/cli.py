@@ -1,4 +1,4 @@
-"""The ``hyperslab`` command: ``ls``, ``dump``, ``tree``, ``demo`` and ``bench``.
+"""The ``hyperslab`` command: ``ls``, ``dump``, ``tree``, ``repack``, ``demo``, ``bench``.
 
 ``main(argv) -> int`` parses its arguments afresh on every call (no module-level options),
 so it can be called from tests as well as from the console script.  Errors that are the
@@ -11,12 +11,20 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Callable, Sequence
+from typing import Any
 
 import hyperslab
 from hyperslab.tools.benchrun import BenchNotFoundError, run_bench
 from hyperslab.tools.demo import DEFAULT_PATH, run_demo
 from hyperslab.tools.dump import DEFAULT_ROWS, DumpOptions, run_dump
 from hyperslab.tools.ls import ListingError, run_ls, split_source
+from hyperslab.tools.repack import (
+    CHUNKSHAPE_CHOICES,
+    RepackError,
+    RepackOptions,
+    parse_shape,
+    repack,
+)
 from hyperslab.tools.tree import SORT_KEYS, run_tree
 
 EXIT_USAGE = 2
@@ -114,6 +122,8 @@ def build_parser() -> argparse.ArgumentParser:
         "-b", "--bytes", action="store_true", help="sizes in bytes instead of KiB, MiB, ..."
     )
 
+    _add_repack(commands)
+
     demo = commands.add_parser(
         "demo",
         help="write a realistic file and time queries, reductions and slices on it",
@@ -139,6 +149,76 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+COMPLIBS = ("zlib", "lzo", "bzip2", "blosc", "blosc:blosclz", "blosc:lz4", "blosc:lz4hc",
+            "blosc:zlib", "blosc:zstd", "blosc2", "blosc2:blosclz", "blosc2:lz4",
+            "blosc2:lz4hc", "blosc2:zlib", "blosc2:zstd")
+"""``--complib`` choices (ptrepack's)."""
+
+
+def _add_repack(commands: Any) -> None:
+    repack = commands.add_parser(
+        "repack",
+        help="copy a file, group or leaf into another file with new filters or chunks "
+        "(ptrepack)",
+        description="Copy SRC[:/node] into DST[:/node]: groups with their titles and "
+        "attributes, leaves with new filters, chunk shapes or Blosc2 blocks, tables sorted "
+        "and their indexes rebuilt on request, links as links.  Data go slab by slab "
+        "(bounded memory), Blosc2 chunks compressed in parallel.  Without --overwrite, an "
+        "existing DST gets the copies added.",
+    )
+    repack.add_argument("src", metavar="SRC[:/node]", help="source file (and node, / by default)")
+    repack.add_argument("dst", metavar="DST[:/node]",
+                        help="destination file (and group, / by default; a leaf's new path)")
+    filters = repack.add_argument_group("filters (any of them replaces the source's)")
+    filters.add_argument("--complib", choices=COMPLIBS, default=None,
+                         help="compression library (default zlib)")
+    filters.add_argument("--complevel", type=_complevel, default=None, metavar="0..9",
+                         help="compression level (default 0: none)")
+    filters.add_argument("--shuffle", type=int, choices=(0, 1), default=None,
+                         help="byte shuffle (default on if complevel > 0)")
+    filters.add_argument("--bitshuffle", type=int, choices=(0, 1), default=None,
+                         help="bit shuffle (default off; on turns shuffle off)")
+    filters.add_argument("--fletcher32", type=int, choices=(0, 1), default=None,
+                         help="Fletcher32 checksums (default off)")
+    filters.add_argument("--keep-source-filters", action="store_true",
+                         help="keep each leaf's filters even if filter options are given")
+    repack.add_argument("--chunkshape", type=_chunkshape, default="keep",
+                        metavar="keep|auto|N,N,...",
+                        help="chunk shape of the copies: the source's (default), computed, "
+                        "or this one for the leaves of its rank")
+    repack.add_argument("--blockshape", type=_shape, default=None, metavar="N,N,...",
+                        help="Blosc2 block shape of the CArrays and EArrays of its rank")
+    repack.add_argument("--sortby", metavar="COLUMN", default=None,
+                        help="copy tables sorted by COLUMN (it needs a full index)")
+    repack.add_argument("--checkCSI", action="store_true",
+                        help="with --sortby: require a completely sorted index")
+    repack.add_argument("--propindexes", action="store_true",
+                        help="rebuild the indexes of the source's tables in the copies")
+    repack.add_argument("-o", "--overwrite", action="store_true",
+                        help="replace the destination file")
+    repack.add_argument("--overwrite-nodes", action="store_true",
+                        help="replace destination nodes the copies' names clash with")
+    repack.add_argument("--dest-title", default=None, metavar="TITLE",
+                        help="title of a new destination file (default: the source's)")
+    repack.add_argument("--dont-copy-userattrs", action="store_true",
+                        help="leave the user attributes out")
+    repack.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
+                        help="show a progress bar (default: when stderr is a terminal)")
+
+
+def _repack_filters(args: argparse.Namespace) -> Any:
+    """The Filters of the copies as ptrepack makes them, or None to keep the sources'."""
+    given = (args.complib, args.complevel, args.shuffle, args.bitshuffle, args.fletcher32)
+    if args.keep_source_filters or given == (None,) * 5:
+        return None
+    complevel = args.complevel or 0
+    bitshuffle = bool(args.bitshuffle)
+    shuffle = (complevel > 0) if args.shuffle is None else bool(args.shuffle)
+    return hyperslab.Filters(complevel=complevel, complib=args.complib or "zlib",
+                             shuffle=shuffle and not bitshuffle, bitshuffle=bitshuffle,
+                             fletcher32=bool(args.fletcher32))
+
+
 def _non_negative(text: str) -> int:
     try:
         value = int(text)
@@ -147,6 +227,24 @@ def _non_negative(text: str) -> int:
     if value < 0:
         raise argparse.ArgumentTypeError(f"expected an integer >= 0, not {text!r}")
     return value
+
+
+def _complevel(text: str) -> int:
+    value = _non_negative(text)
+    if value > 9:
+        raise argparse.ArgumentTypeError(f"expected an integer from 0 to 9, not {text!r}")
+    return value
+
+
+def _shape(text: str) -> tuple[int, ...]:
+    try:
+        return parse_shape(text)
+    except RepackError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
+def _chunkshape(text: str) -> str | tuple[int, ...]:
+    return text if text in CHUNKSHAPE_CHOICES else _shape(text)
 
 
 def _error(command: str, message: str) -> int:
@@ -212,6 +310,22 @@ def _tree(args: argparse.Namespace) -> int:
     return 0
 
 
+def _repack(args: argparse.Namespace) -> int:
+    src, srcnode = split_source(args.src)
+    dst, dstnode = split_source(args.dst)
+    try:
+        options = RepackOptions(
+            filters=_repack_filters(args), chunkshape=args.chunkshape,
+            blockshape=args.blockshape, sortby=args.sortby, checkCSI=args.checkCSI,
+            propindexes=args.propindexes, overwrite=args.overwrite,
+            overwrite_nodes=args.overwrite_nodes, title=args.dest_title,
+            copyuserattrs=not args.dont_copy_userattrs, progress=args.progress)
+        repack(src, dst, srcnode, dstnode, options)
+    except (RepackError, ValueError) as exc:  # Filters' errors are ValueErrors too
+        return _error("repack", str(exc).splitlines()[0] if str(exc) else repr(exc))
+    return 0
+
+
 def _demo(args: argparse.Namespace) -> int:
     return run_demo(args.path, args.small)
 
@@ -228,6 +342,7 @@ _HANDLERS: dict[str, Callable[[argparse.Namespace], int]] = {
     "ls": _ls,
     "dump": _dump,
     "tree": _tree,
+    "repack": _repack,
     "demo": _demo,
     "bench": _bench,
 }

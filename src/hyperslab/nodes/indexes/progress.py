@@ -1,46 +1,44 @@
-"""Progress reports of index builds: a line on stderr, or a callable of the user's."""
+"""Progress reports of index builds: a bar on stderr (:mod:`hyperslab.progress`), or a
+callable of the user's."""
 
 from __future__ import annotations
 
-import sys
-import time
 from collections.abc import Callable
 from typing import Any
 
 from hyperslab.nodes.indexes.sort import ProgressFunc
-
-_now = time.monotonic  # the report's clock
+from hyperslab.progress import progress_bar
 
 
 class StderrProgress:
-    """A one-line progress report on stderr, at most once a second, from the first second."""
+    """A progress bar on stderr counting the rows of an index build, fed with the units of
+    work done so far (``total`` in all, for ``nrows`` rows); it closes itself (leaving its
+    last line) once the work is done."""
 
-    def __init__(self, label: str, total: int) -> None:
-        self._label = label
+    def __init__(self, label: str, nrows: int, total: int) -> None:
+        self._nrows = nrows
         self._total = max(total, 1)
-        self._start = _now()
-        self._last = self._start
-        self._shown = False
+        self._bar = progress_bar(nrows, label, show=True, unit="rows")
+        self._rows = 0
+        self._closed = False
 
     def __call__(self, done: int) -> None:
-        now = _now()
-        finished = done >= self._total
-        if now - self._last < 1.0 and not (finished and self._shown):
+        if self._closed:
             return
-        self._last = now
-        self._shown = True
-        percent = 100 * done // self._total
-        sys.stderr.write(f"\r{self._label}: {percent:3d}% ({done}/{self._total}) "
-                         f"{now - self._start:.0f} s")
-        if finished:
-            sys.stderr.write("\n")
-        sys.stderr.flush()
+        done = min(done, self._total)
+        rows = done * self._nrows // self._total
+        if rows > self._rows:
+            self._bar.update(rows - self._rows)
+            self._rows = rows
+        if done >= self._total:
+            self._closed = True
+            self._bar.close()
 
 
 def progress_for(progress: Any, label: str, nrows: int, total: int) -> ProgressFunc | None:
     """What to call with the units of work done (``total`` in all, for ``nrows`` rows):
-    None for no report, a :class:`StderrProgress` for True, or a function calling the
-    user's ``progress`` with the rows done.
+    None for no report, a :class:`StderrProgress` (a bar, shown whatever stderr is) for
+    True, or a function calling the user's ``progress`` with the rows done.
 
     Raises
     ------
@@ -50,7 +48,7 @@ def progress_for(progress: Any, label: str, nrows: int, total: int) -> ProgressF
     if progress is None or progress is False:
         return None
     if progress is True:
-        return StderrProgress(label, total)
+        return StderrProgress(label, nrows, total)
     if callable(progress):
         user: Callable[[int], Any] = progress
 

@@ -118,9 +118,11 @@ class Row:
         if isinstance(key, str):
             return field_of(records, key)
         names = records.dtype.names or ()
+        if not isinstance(key, int | np.integer):  # as PyTables: a dict, float... is a type error
+            raise TypeError(f"a row field is a name or an integer position, not {key!r}")
         try:
             return records[names[key]]
-        except (IndexError, TypeError):
+        except IndexError:
             raise KeyError(f"no field at position {key!r}; the fields are {names}") from None
 
     def __getitem__(self, key: Any) -> Any:
