@@ -16,6 +16,9 @@ Examples
 
 from __future__ import annotations
 
+import importlib
+from typing import TYPE_CHECKING
+
 from hyperslab import parameters
 from hyperslab.codecs.filters import Filters
 from hyperslab.errors import (
@@ -108,19 +111,23 @@ from hyperslab.nodes.atoms.description import (
     dtype_from_descr,
 )
 from hyperslab.nodes.atoms.pseudoatom import ObjectAtom, PseudoAtom, VLStringAtom, VLUnicodeAtom
-from hyperslab.nodes.files.file import File, copy_file, open_file
-from hyperslab.nodes.files.link import ExternalLink, Link, SoftLink, Unknown
-from hyperslab.nodes.leaves.array import Array, CArray, EArray, UnImplemented
-from hyperslab.nodes.leaves.directchunk import ChunkInfo
 from hyperslab.nodes.leaves.flavor import restrict_flavors
-from hyperslab.nodes.leaves.leaf import Leaf
-from hyperslab.nodes.leaves.vlarray import VLArray
-from hyperslab.nodes.tables.columns import Cols, Column
-from hyperslab.nodes.tables.table import Table
-from hyperslab.nodes.tree.attributeset import AttributeSet
-from hyperslab.nodes.tree.group import Group, RootGroup
-from hyperslab.nodes.tree.node import Node
 from hyperslab.options import FileOptions
+
+if TYPE_CHECKING:  # loaded on first use, see __getattr__
+    from hyperslab.compute.daskio.store import to_hyperslab
+    from hyperslab.compute.expressions import Expr
+    from hyperslab.nodes.files.file import File, copy_file, open_file
+    from hyperslab.nodes.files.link import ExternalLink, Link, SoftLink, Unknown
+    from hyperslab.nodes.leaves.array import Array, CArray, EArray, UnImplemented
+    from hyperslab.nodes.leaves.directchunk import ChunkInfo
+    from hyperslab.nodes.leaves.leaf import Leaf
+    from hyperslab.nodes.leaves.vlarray import VLArray
+    from hyperslab.nodes.tables.columns import Cols, Column
+    from hyperslab.nodes.tables.table import Table
+    from hyperslab.nodes.tree.attributeset import AttributeSet
+    from hyperslab.nodes.tree.group import Group, RootGroup
+    from hyperslab.nodes.tree.node import Node
 
 __version__ = "0.1.0"
 
@@ -192,15 +199,35 @@ def install_as_tables() -> None:
     install()
 
 
+_LAZY: dict[str, str] = {
+    "to_hyperslab": "hyperslab.compute.daskio.store",  # the dask glue: dask is optional
+    "Expr": "hyperslab.compute.expressions",  # numexpr
+    **dict.fromkeys(["File", "copy_file", "open_file"], "hyperslab.nodes.files.file"),
+    **dict.fromkeys(["ExternalLink", "Link", "SoftLink", "Unknown"], "hyperslab.nodes.files.link"),
+    **dict.fromkeys(["Array", "CArray", "EArray", "UnImplemented"], "hyperslab.nodes.leaves.array"),
+    "ChunkInfo": "hyperslab.nodes.leaves.directchunk",
+    "Leaf": "hyperslab.nodes.leaves.leaf",
+    "VLArray": "hyperslab.nodes.leaves.vlarray",
+    **dict.fromkeys(["Cols", "Column"], "hyperslab.nodes.tables.columns"),
+    "Table": "hyperslab.nodes.tables.table",
+    "AttributeSet": "hyperslab.nodes.tree.attributeset",
+    **dict.fromkeys(["Group", "RootGroup"], "hyperslab.nodes.tree.group"),
+    "Node": "hyperslab.nodes.tree.node",
+}
+"""Public names whose modules load on first use: they need h5py (files, nodes), numexpr
+(``Expr``) or dask (``to_hyperslab``), so ``import hyperslab`` loads NumPy and the atoms
+only (tests/test_startup.py)."""
+
+
 def __getattr__(name: str) -> object:
-    """``hyperslab.Expr`` (it loads numexpr) and ``hyperslab.to_hyperslab`` (the dask
-    glue: dask is optional), imported on first use."""
-    if name == "Expr":
-        from hyperslab.compute.expressions import Expr
+    """Import the module of a name of :data:`_LAZY` on first use, and keep the name."""
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'hyperslab' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
 
-        return Expr
-    if name == "to_hyperslab":
-        from hyperslab.compute.daskio.store import to_hyperslab
 
-        return to_hyperslab
-    raise AttributeError(f"module 'hyperslab' has no attribute {name!r}")
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_LAZY))

@@ -15,7 +15,7 @@ from typing import Any
 
 import hyperslab
 from hyperslab.tools.benchrun import BenchNotFoundError, run_bench
-from hyperslab.tools.demo import run_demo
+from hyperslab.tools.demo import DEFAULT_PATH, run_demo
 from hyperslab.tools.dump import DEFAULT_ROWS, DumpOptions, run_dump
 from hyperslab.tools.ls import ListingError, run_ls, split_source
 from hyperslab.tools.repack import (
@@ -126,12 +126,16 @@ def build_parser() -> argparse.ArgumentParser:
 
     demo = commands.add_parser(
         "demo",
-        help="write, list, read back and check a sample file (a few seconds)",
-        description="Write a sample file in a temporary folder (groups, an Array, a compressed "
-        "CArray, an EArray with appends, attributes), list it, read it back, check it and "
-        "delete it.",
+        help="write a realistic file and time queries, reductions and slices on it",
+        description="Write a table of 2.5 million rows and a 256 MiB 3-D array (Blosc2), "
+        "time the same query scanned and indexed, reductions on disk and a slice along each "
+        "axis, compare the answers with PyTables' (when installed), keep the file and list "
+        "it. Tens of seconds; --small takes a second or two.",
     )
-    demo.add_argument("--keep", action="store_true", help="keep the temporary folder")
+    demo.add_argument(
+        "--path", default=DEFAULT_PATH, help=f"the file to write (default ./{DEFAULT_PATH})"
+    )
+    demo.add_argument("--small", action="store_true", help="a file 100 times smaller")
 
     bench = commands.add_parser(
         "bench",
@@ -323,7 +327,7 @@ def _repack(args: argparse.Namespace) -> int:
 
 
 def _demo(args: argparse.Namespace) -> int:
-    return run_demo(keep=args.keep)
+    return run_demo(args.path, args.small)
 
 
 def _bench(args: argparse.Namespace) -> int:
