@@ -21,6 +21,7 @@ import pytest
 import tables
 
 import hyperslab
+from hyperslab.compute.daskio import store
 from hyperslab.nodes.files import pickling
 
 da = pytest.importorskip("dask.array")
@@ -239,6 +240,45 @@ def test_to_dask_without_dask(sample: Path, monkeypatch: pytest.MonkeyPatch) -> 
         f.root.g.carr.to_dask()
 
 
+@pytest.mark.parametrize("filters", [hyperslab.Filters(5, "blosc2:zstd"),
+                                     hyperslab.Filters(1, "blosc2:lz4", shuffle=False,
+                                                       bitshuffle=True)])
+def test_to_hyperslab_compresses_blosc2_chunks_in_the_tasks(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, filters: hyperslab.Filters) -> None:
+    calls: list[tuple[int, ...]] = []
+    compress = store.ChunkCompressor.__call__
+
+    def spy(self: Any, block: Any, origin: tuple[int, ...]) -> Any:
+        calls.append(origin)
+        return compress(self, block, origin)
+
+    monkeypatch.setattr(store.ChunkCompressor, "__call__", spy)
+    written: list[tuple[int, ...]] = []
+    write_chunk = hyperslab.CArray.write_chunk
+    monkeypatch.setattr(hyperslab.CArray, "write_chunk",
+                        lambda self, coords, data, mask=0: (
+                            written.append(tuple(coords)), write_chunk(self, coords, data, mask)))
+    values = A.astype(np.float64) / 7
+    x = da.from_array(values, chunks=(16, 32))  # edge blocks and edge chunks
+    path = tmp_path / "out.h5"
+    with dask.config.set(scheduler="threads"):
+        hyperslab.to_hyperslab(x, path, "/x", filters=filters, chunkshape=(8, 16))
+    assert sorted(calls) == sorted((i, j) for i in range(0, 60, 16) for j in range(0, 70, 32))
+    assert len(written) == 8 * 5  # every chunk written raw, once
+    _check_written(path, "/x", values)
+
+
+def test_to_hyperslab_other_filters_compress_in_the_writer(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(store.ChunkCompressor, "__call__", None)  # never called
+    x = da.from_array(A, chunks=(16, 35))
+    with dask.config.set(scheduler="threads"):
+        hyperslab.to_hyperslab(x, tmp_path / "z.h5", "/x", filters=hyperslab.Filters(4, "zlib"))
+        hyperslab.to_hyperslab(x, tmp_path / "z.h5", "/y")  # no filters
+    _check_written(tmp_path / "z.h5", "/x", A)
+    _check_written(tmp_path / "z.h5", "/y", A)
+
+
 @pytest.fixture(scope="module")
 def client() -> Iterator[Any]:
     """Two worker processes of one thread each, shared by the module's cluster tests."""
@@ -337,3 +377,15 @@ def test_to_hyperslab_from_a_cluster(tmp_path: Path, sample: Path, client: Any) 
             x = f.root.g.carr.to_dask()
         hyperslab.to_hyperslab(x * 3, path, "/x", filters=BLOSC2)  # blocks by the cluster
     _check_written(path, "/x", A * 3)
+
+
+def test_to_hyperslab_from_a_cluster_writes_frames_as_they_arrive(
+        tmp_path: Path, sample: Path, client: Any) -> None:
+    path = tmp_path / "out.h5"
+    with hyperslab.open_file(sample) as f:
+        x = f.root.g.carr.to_dask(chunks=(16, 32)).astype(np.float32) / 3
+        with hyperslab.open_file(path, "w") as out:
+            c = hyperslab.to_hyperslab(x, out, "/x", chunkshape=(8, 16), blocks_in_flight=2,
+                                       filters=hyperslab.Filters(5, "blosc2:lz4"))
+            assert store.ChunkCompressor.of(c) is not None
+    _check_written(path, "/x", A.astype(np.float32) / 3)

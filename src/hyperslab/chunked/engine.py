@@ -276,6 +276,10 @@ class ChunkEngine:
             return None
         return tuple(layout.blockshape)
 
+    def frame_encoder(self, nthreads: int = 1) -> cframe.FrameEncoder | None:
+        """The encoder of the whole chunks this engine writes (None unless Blosc2)."""
+        return self._encoder(nthreads) if self.kind is RawKind.BLOSC2 else None
+
     def _encoder(self, nthreads: int) -> cframe.FrameEncoder:
         encoder = self._encoders.get(nthreads)
         if encoder is None:

@@ -51,6 +51,7 @@ __all__ = [
     "get_where_list",
     "query_range",
     "read_where",
+    "read_where_rows",
     "required_expr_vars",
     "where",
     "will_query_use_indexing",
@@ -456,6 +457,24 @@ def read_where(
         return np.compress(mask, source, axis=0), len(records)
 
     return _gathered(table, bound, (start_, stop_, step_), dtype, collect)
+
+
+def read_where_rows(
+    table: Any, condition: str, condvars: Mapping[str, Any], start: int, stop: int,
+) -> tuple[np.ndarray, np.ndarray]:
+    """The row numbers (int64) and records of the rows ``start:stop`` of ``table`` that
+    satisfy ``condition`` (variables: columns and ``condvars``, never a caller's frame), in
+    one pass: what a dask partition of a filtered table holds."""
+    bound, (start_, stop_, step_) = _prepare(table, condition, condvars, None, start, stop,
+                                             None)
+    coords: list[np.ndarray] = []
+    records: list[np.ndarray] = []
+    for found_rows, found in _matches(table, bound, start_, stop_, step_):
+        coords.append(found_rows)
+        records.append(found)
+    if not coords:
+        return np.zeros(0, np.int64), np.zeros(0, table.dtype)
+    return np.concatenate(coords), np.concatenate(records)
 
 
 def get_where_list(

@@ -10,6 +10,7 @@ never read back.  One process writes the file, as HDF5 requires; the tasks never
 
 from __future__ import annotations
 
+import itertools
 import math
 import os
 from collections.abc import Iterator, Sequence
@@ -195,7 +196,12 @@ def to_hyperslab(
 
 
 def _write_blocks(x: Any, carray: Any, blocks_in_flight: int | None) -> None:
-    """Compute the blocks of ``x`` a batch at a time and write them into ``carray``."""
+    """Compute the blocks of ``x`` a batch at a time and write them into ``carray``.
+
+    Blosc2 CArrays get their chunks compressed in the tasks (:class:`ChunkCompressor`):
+    the tasks return frames, written raw here.  Other filters get the blocks, compressed
+    and written here (in parallel for whole chunks, by the file's threads).
+    """
     import dask
 
     if 0 in x.shape:
@@ -205,17 +211,109 @@ def _write_blocks(x: Any, carray: Any, blocks_in_flight: int | None) -> None:
         x = x.rechunk(rechunked)
     batch = max(2, blocks_in_flight or default_workers())
     delayed = x.to_delayed()
-    pending: list[tuple[Any, tuple[slice, ...]]] = []
+    compressor = ChunkCompressor.of(carray)
+    tasks: list[tuple[Any, tuple[slice, ...]]] = []
     for index, region in _regions(x.chunks):
-        pending.append((delayed[index], region))
-        if len(pending) == batch:
-            _write_batch(dask, carray, pending)
-            pending = []
-    if pending:
-        _write_batch(dask, carray, pending)
+        block = delayed[index]
+        if compressor is not None:
+            block = dask.delayed(compressor, pure=False)(
+                block, tuple(r.start for r in region))
+        tasks.append((block, region))
+    client = _current_client()
+    if client is not None:
+        _write_as_completed(client, carray, tasks, batch, compressor is not None)
+        return
+    for first in range(0, len(tasks), batch):
+        pending = tasks[first:first + batch]
+        values = dask.compute(*(block for block, _ in pending))
+        for (_, region), value in zip(pending, values, strict=True):
+            _write(carray, region, value, compressor is not None)
 
 
-def _write_batch(dask: Any, carray: Any, pending: list[tuple[Any, tuple[slice, ...]]]) -> None:
-    values = dask.compute(*(block for block, _ in pending))
-    for (_, region), value in zip(pending, values, strict=True):
+def _write(carray: Any, region: tuple[slice, ...], value: Any, frames: bool) -> None:
+    if not frames:
         carray[region] = value
+        return
+    for coords, frame in value:
+        carray.write_chunk(coords, frame)
+
+
+def _current_client() -> Any:
+    """The ``dask.distributed`` Client in use, or None (no distributed, no Client, or
+    another scheduler set in ``dask.config``)."""
+    import dask
+
+    if dask.config.get("scheduler", None) not in (None, "dask.distributed", "distributed"):
+        return None
+    try:
+        from distributed import default_client
+    except ImportError:
+        return None
+    try:
+        return default_client()
+    except ValueError:
+        return None
+
+
+def _write_as_completed(client: Any, carray: Any, tasks: list[tuple[Any, tuple[slice, ...]]],
+                        in_flight: int, frames: bool) -> None:
+    """Keep ``in_flight`` blocks computing on the cluster, writing each as it arrives."""
+    from distributed import as_completed
+
+    queue = iter(tasks)
+    regions: dict[str, tuple[slice, ...]] = {}
+
+    def submit() -> Any:
+        for block, region in queue:
+            future = client.compute(block)
+            regions[future.key] = region
+            return future
+        return None
+
+    started = [f for f in (submit() for _ in range(in_flight)) if f is not None]
+    done = as_completed(started)
+    for future in done:
+        value = future.result()
+        _write(carray, regions.pop(future.key), value, frames)
+        del value, future
+        following = submit()
+        if following is not None:
+            done.add(following)
+
+
+class ChunkCompressor:
+    """A task's compression of a block of whole chunks into Blosc2 frames (it pickles).
+
+    Calling it with a block and the block's origin returns ``(chunk start, frame)`` for
+    every chunk of the block, edge chunks padded with zeros beyond the array (never read).
+    """
+
+    def __init__(self, encoder: Any, chunkshape: tuple[int, ...], dtype: np.dtype[Any]) -> None:
+        self.encoder = encoder
+        self.chunkshape = chunkshape
+        self.dtype = dtype
+
+    @classmethod
+    def of(cls, carray: Any) -> ChunkCompressor | None:
+        """The compressor of ``carray``'s chunks, or None unless they are Blosc2 frames
+        of plain items (other filters are applied by the writer)."""
+        encoder = carray._engine.frame_encoder()
+        dtype = np.dtype(carray.dtype)
+        if encoder is None or carray.atom.shape or dtype.hasobject:
+            return None
+        return cls(encoder, tuple(int(c) for c in carray.chunkshape), dtype)
+
+    def __call__(self, block: Any, origin: tuple[int, ...]) -> list[tuple[tuple[int, ...], bytes]]:
+        block = np.asarray(block).astype(self.dtype, copy=False)
+        grid = [range(0, n, c) for n, c in zip(block.shape, self.chunkshape, strict=True)]
+        frames = []
+        for starts in itertools.product(*grid):
+            part = tuple(slice(s, s + c) for s, c in zip(starts, self.chunkshape, strict=True))
+            data = block[part]
+            if data.shape != self.chunkshape:
+                chunk = np.zeros(self.chunkshape, self.dtype)
+                chunk[tuple(slice(0, n) for n in data.shape)] = data
+                data = chunk
+            coords = tuple(o + s for o, s in zip(origin, starts, strict=True))
+            frames.append((coords, self.encoder.encode(np.ascontiguousarray(data))))
+        return frames

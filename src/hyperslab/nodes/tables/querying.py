@@ -9,7 +9,7 @@ layer contract in ``pyproject.toml`` declares.  Each passes ``depth=1``: without
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING, Any, cast
 
 from hyperslab._typing import AnyArray
@@ -82,6 +82,65 @@ class QueryableTable:
         from hyperslab.compute import queries
 
         return queries.will_query_use_indexing(self, condition, condvars, depth=1)
+
+    def to_dask(
+        self, columns: Sequence[str] | str | None = None, where: str | None = None,
+        chunksize: int | None = None, condvars: dict[str, Any] | None = None,
+    ) -> Any:
+        """A dask dataframe of this table, one partition per range of whole table chunks.
+
+        Each task reads its rows (or, with ``where``, runs the condition on them as an
+        in-kernel or indexed query) and keeps ``columns``; nested columns are flattened
+        under their path names (``'info/x'``).  The index is the row number, so the
+        divisions are known, filtered or not.  The graph holds this table, which pickles
+        when its file is open read-only, so it runs on ``dask.distributed`` clusters of
+        processes too.  See ``docs/dask.md``.
+
+        Parameters
+        ----------
+        columns : str or sequence of str, optional
+            Column path names (a nested column stands for all its leaf columns); default
+            all.  Columns whose cells are arrays cannot be dataframe columns.
+        where : str, optional
+            A condition (as :meth:`read_where`'s) the rows must fulfil.  Its variables are
+            columns or names in ``condvars``, never the caller's (the tasks run elsewhere).
+        chunksize : int, optional
+            Rows per partition, rounded up to whole chunks.  Default: as many whole chunks
+            as fit in Dask's ``array.chunk-size`` config (128 MiB by default).
+        condvars : dict, optional
+            Values of the condition's non-column variables (they must pickle).
+
+        Returns
+        -------
+        dask.dataframe.DataFrame
+
+        Raises
+        ------
+        ImportError
+            If dask's dataframes are not installed (``pip install 'dask[dataframe]'``).
+        KeyError
+            If a name of ``columns`` is no column.
+        ValueError
+            If a chosen column has array cells, or ``chunksize`` is not positive.
+        NameError, TypeError, SyntaxError
+            As :meth:`read_where`, for a bad ``where`` (raised here, not in the tasks).
+
+        Examples
+        --------
+        >>> import hyperslab, numpy as np, tempfile, os
+        >>> path = os.path.join(tempfile.mkdtemp(), "t.h5")
+        >>> with hyperslab.open_file(path, "w") as f:
+        ...     t = f.create_table("/", "t", np.dtype([("a", "i4"), ("b", "f8")]),
+        ...                        chunkshape=(4,))
+        ...     t.append([(i, i / 2) for i in range(10)])
+        >>> with hyperslab.open_file(path) as f:
+        ...     df = f.root.t.to_dask(where="a % 3 == 0", chunksize=4)
+        ...     print(df.divisions, df.b.sum().compute())
+        (0, 4, 8, 9) 9.0
+        """
+        from hyperslab.compute.daskio.tables import table_to_dask
+
+        return table_to_dask(self, columns, where, chunksize, condvars)
 
     def _required_expr_vars(
         self, expression: str, uservars: dict[str, Any] | None, depth: int = 1
