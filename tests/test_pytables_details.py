@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import shutil
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -36,3 +37,45 @@ def test_index_version_of_new_index(h5path: Path) -> None:
         assert t.cols.x.index._v_version == "2.1"
     with tables.open_file(h5path) as f:
         assert f.root.t.cols.x.index._v_version == "2.1"
+
+
+# ---------------------------------------------------------------------- column attributes
+def _described(lib: Any) -> type:
+    class Entry(lib.IsDescription):
+        freq = lib.Float32Col(attrs={"val": 13.3, "unit": "Hz"})
+        labels = lib.StringCol(itemsize=2, attrs={"nbits": 10})
+
+        class nest(lib.IsDescription):
+            x = lib.Int8Col(attrs={"u": "m"})
+
+    return Entry
+
+
+def _column_attrs_session(lib: Any, path: Path) -> list[object]:
+    seen: list[object] = []
+    with lib.open_file(path, "w") as f:
+        t = f.create_table("/", "t", _described(lib))
+        t.cols.freq.attrs.extra = np.int32(3)
+        t.cols.labels.attrs._f_rename("nbits", "bits")
+        seen += [repr(t.cols.freq.attrs), str(t.cols.nest.x.attrs), t.cols.nest.x.attrs.keys()]
+    with lib.open_file(path, "a") as f:
+        t = f.root.t
+        seen += [t.cols.freq.attrs.val, t.cols.freq.attrs["unit"], t.cols.freq.attrs.extra,
+                 t.cols.labels.attrs.contains("bits"), t.cols.labels.attrs.contains("nbits")]
+        del t.cols.freq.attrs["extra"]
+        seen.append(sorted(t.attrs._v_attrnames))
+    return seen
+
+
+def test_column_attrs_as_pytables(tmp_path: Path) -> None:
+    ours = _column_attrs_session(hyperslab, tmp_path / "hs.h5")
+    theirs = _column_attrs_session(tables, tmp_path / "pt.h5")
+    assert ours == theirs
+    assert [type(v) for v in ours] == [type(v) for v in theirs]
+    # each library reads the other's
+    with tables.open_file(tmp_path / "hs.h5") as f:
+        assert f.root.t.cols.labels.attrs.bits == 10
+        assert f.root.t.cols.nest.x.attrs.u == "m"
+    with hyperslab.open_file(tmp_path / "pt.h5") as f:
+        assert f.root.t.cols.labels.attrs.bits == 10
+        assert f.root.t.cols.freq.attrs.keys() == ["u", "unit", "val"]

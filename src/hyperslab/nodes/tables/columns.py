@@ -14,6 +14,7 @@ from hyperslab.nodes.atoms.description import Description, field_of
 from hyperslab.nodes.atoms.tablelayout import names_by_offset
 from hyperslab.nodes.leaves.reducible import Reducible
 from hyperslab.nodes.members import is_member, member_failed
+from hyperslab.nodes.tables.colattrs import ColumnAttributeSet
 
 Result = TypeVar("Result")
 
@@ -229,6 +230,25 @@ class Column(Reducible):
     def remove_index(self) -> None:
         """Remove the column's index (nothing happens if there is none)."""
         self.table._indexing.remove(self.pathname)
+
+    @property
+    def _v_pos(self) -> int:
+        """The column's position in the description that holds it."""
+        pos = self._col._v_pos
+        assert pos is not None  # a table's description places every column
+        return pos
+
+    @property
+    def _v_col_attrs(self) -> dict[str, Any]:
+        """The metadata its :class:`Col` was given (``attrs=``)."""
+        return self._col._v_col_attrs
+
+    @property
+    def attrs(self) -> ColumnAttributeSet:
+        """The column's attributes, kept in the table's (``FIELD_<pos>_ATTR_<name>``)."""
+        return ColumnAttributeSet(self)
+
+    _v_attrs = attrs
 
     @property
     def _table_file(self) -> Any:
