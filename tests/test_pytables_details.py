@@ -79,3 +79,29 @@ def test_column_attrs_as_pytables(tmp_path: Path) -> None:
     with hyperslab.open_file(tmp_path / "pt.h5") as f:
         assert f.root.t.cols.labels.attrs.bits == 10
         assert f.root.t.cols.freq.attrs.keys() == ["u", "unit", "val"]
+
+
+# ---------------------------------------------------------------------- HDF5 back traces
+@pytest.mark.parametrize("policy", [True, "VERBOSE", False])
+@pytest.mark.parametrize("lib", [hyperslab, tables], ids=["hyperslab", "tables"])
+def test_h5_backtrace_policy(lib: Any, policy: object, tmp_path: Path,
+                             monkeypatch: pytest.MonkeyPatch) -> None:
+    path = tmp_path / "empty.h5"
+    path.write_bytes(b"")
+    monkeypatch.setattr(lib.HDF5ExtError, "DEFAULT_H5_BACKTRACE_POLICY", policy)
+    with pytest.raises(lib.HDF5ExtError) as info:
+        lib.open_file(path)
+    trace = info.value.h5backtrace
+    if not policy:
+        assert trace is None
+        return
+    assert trace[-1][-1] == "file signature not found"  # HDF5's innermost error
+    if policy == "VERBOSE":
+        assert trace[-1][-1] in str(info.value)
+    assert lib.HDF5ExtError("x", h5bt=False).h5backtrace is None
+
+
+def test_h5_backtrace_empty_without_hdf5_error() -> None:
+    assert hyperslab.HDF5ExtError("found by hyperslab").h5backtrace == []
+    assert hyperslab.HDF5ExtError.DEFAULT_H5_BACKTRACE_POLICY == \
+        tables.HDF5ExtError.DEFAULT_H5_BACKTRACE_POLICY
