@@ -105,3 +105,17 @@ def test_h5_backtrace_empty_without_hdf5_error() -> None:
     assert hyperslab.HDF5ExtError("found by hyperslab").h5backtrace == []
     assert hyperslab.HDF5ExtError.DEFAULT_H5_BACKTRACE_POLICY == \
         tables.HDF5ExtError.DEFAULT_H5_BACKTRACE_POLICY
+
+
+# ---------------------------------------------------------------------- negative steps
+@pytest.mark.parametrize("lib", [hyperslab, tables], ids=["hyperslab", "tables"])
+@pytest.mark.parametrize("key", [np.s_[2:3:-3], np.s_[::-1], np.s_[5:1:-2]])
+def test_table_and_column_slices_refuse_negative_steps(lib: Any, key: slice,
+                                                       tmp_path: Path) -> None:
+    with lib.open_file(tmp_path / "t.h5", "w") as f:
+        t = f.create_table("/", "t", np.zeros(10, "i4,f8"))
+        with pytest.raises(ValueError, match="slice step cannot be negative"):
+            t[key]
+        with pytest.raises(ValueError, match="slice step cannot be negative"):
+            t.cols.f0[key]
+        assert len(t[1:9:3]) == len(t.cols.f1[1:9:3]) == 3

@@ -15,6 +15,7 @@ from hyperslab.nodes.atoms.tablelayout import names_by_offset
 from hyperslab.nodes.leaves.reducible import Reducible
 from hyperslab.nodes.members import is_member, member_failed
 from hyperslab.nodes.tables.colattrs import ColumnAttributeSet
+from hyperslab.nodes.tables.reading import positive_slice
 
 Result = TypeVar("Result")
 
@@ -265,12 +266,13 @@ class Column(Reducible):
         return f"column {self.pathname!r} of {self.table._v_pathname}"
 
     def __getitem__(self, key: Any) -> Any:
-        """Values by int, slice (any step), int array or boolean mask."""
+        """Values by int, slice (a positive step), int array or boolean mask."""
         table = self.table
         if isinstance(key, (int, np.integer)):
             index = table._row_number(key, where=self._where())
             return table.read(index, index + 1, field=self.pathname)[0]
         if isinstance(key, slice):
+            key = positive_slice(key)
             return table.read(key.start, key.stop, key.step, field=self.pathname)
         if isinstance(key, (list, np.ndarray)):
             return table.read_coordinates(key, field=self.pathname)
