@@ -119,3 +119,14 @@ def test_table_and_column_slices_refuse_negative_steps(lib: Any, key: slice,
         with pytest.raises(ValueError, match="slice step cannot be negative"):
             t.cols.f0[key]
         assert len(t[1:9:3]) == len(t.cols.f1[1:9:3]) == 3
+
+
+# ---------------------------------------------------------------------- len(table.cols)
+@pytest.mark.parametrize("lib", [hyperslab, tables], ids=["hyperslab", "tables"])
+def test_len_of_cols_counts_columns_at_its_level(lib: Any, tmp_path: Path) -> None:
+    dtype = np.dtype([("a", "i4"), ("info", [("x", "f8"), ("y", "i2")]),
+                      ("b", "f4")])
+    with lib.open_file(tmp_path / "t.h5", "w") as f:
+        t = f.create_table("/", "t", np.zeros(7, dtype))
+        assert (len(t.cols), len(t.cols.info), len(t.cols.a)) == (3, 2, 7)
+        assert len(t.cols.info) == len(t.cols.info._v_colnames)

@@ -400,7 +400,8 @@ class Cols:
         return sorted(set(super().__dir__()) | set(self._children))
 
     def __len__(self) -> int:
-        return self._v_table.nrows
+        """The number of columns at this level (nested ones count as one), as PyTables."""
+        return len(self._v_colnames)
 
     def __getitem__(self, key: Any) -> Any:
         """Rows (by int, slice, int array or mask) restricted to these columns."""
