@@ -130,3 +130,39 @@ def test_len_of_cols_counts_columns_at_its_level(lib: Any, tmp_path: Path) -> No
         t = f.create_table("/", "t", np.zeros(7, dtype))
         assert (len(t.cols), len(t.cols.info), len(t.cols.a)) == (3, 2, 7)
         assert len(t.cols.info) == len(t.cols.info._v_colnames)
+
+
+# ---------------------------------------------------------------------- closed groups, paths
+@pytest.mark.parametrize("lib", [hyperslab, tables], ids=["hyperslab", "tables"])
+def test_closing_a_group_closes_its_open_descendants(lib: Any, tmp_path: Path) -> None:
+    with lib.open_file(tmp_path / "t.h5", "w") as f:
+        g1 = f.create_group("/", "g1")
+        g2 = f.create_group("/g1", "g2")
+        a = f.create_array("/g1/g2", "a", [1, 2])
+        other = f.create_group("/", "g10")  # a sibling whose name starts like g1's
+        g1._f_close()
+        assert (g1._v_isopen, g2._v_isopen, a._v_isopen, other._v_isopen) == \
+            (False, False, False, True)
+        with pytest.raises(lib.ClosedNodeError):
+            g1._f_get_child("g2")
+        with pytest.raises(lib.ClosedNodeError):
+            f.get_node(g1)
+        assert list(f.get_node("/g1/g2/a")[:]) == [1, 2]
+        assert f.get_node("/g1")._v_isopen and not g1._v_isopen
+
+
+@pytest.mark.parametrize("lib", [hyperslab, tables], ids=["hyperslab", "tables"])
+def test_get_node_needs_an_absolute_path(lib: Any, tmp_path: Path) -> None:
+    with lib.open_file(tmp_path / "t.h5", "w") as f:
+        f.create_array("/", "array", [1, 2])
+        with pytest.raises(NameError, match="must start with a slash"):
+            f.get_node("array")
+        assert f.get_node("/", "array")._v_name == "array"
+
+
+@pytest.mark.parametrize("lib", [hyperslab, tables], ids=["hyperslab", "tables"])
+def test_child_group_class(lib: Any, tmp_path: Path) -> None:
+    with lib.open_file(tmp_path / "t.h5", "w") as f:
+        f.create_group("/", "g")
+        assert f.root._g_get_child_group_class("g") is lib.Group
+        assert "_g_get_child_group_class" in dir(f.root)
