@@ -7,6 +7,8 @@ translated into these at the storage boundary, once.
 
 from __future__ import annotations
 
+import re
+
 
 class HDF5ExtError(RuntimeError):
     """A problem reported by the HDF5 library (PyTables' name).
@@ -16,7 +18,58 @@ class HDF5ExtError(RuntimeError):
     translated, once, into this): the message names the chunk's coordinates.  A chunk
     past the end of allocation the file's superblock records is refused as HDF5 refuses
     it ("addr overflow ... eoa"), on read-only files too.
+
+    Parameters
+    ----------
+    *args
+        The message.
+    h5bt : bool, 'VERBOSE' or None, keyword only
+        The back trace policy for this error (None: :attr:`DEFAULT_H5_BACKTRACE_POLICY`).
+
+    Attributes
+    ----------
+    h5backtrace : list of tuple or None
+        None where the policy is False; else the HDF5 error stack behind this error as
+        ``(file, line, function, description)`` tuples, outermost first.  h5py reports
+        only the outermost and innermost descriptions of HDF5's stack (its message
+        ``'Outer (inner)'``), so those are the entries, with file, line and function
+        None; empty where no HDF5 call failed (hyperslab found the problem itself).  The
+        innermost description is in the message of every error hyperslab translates from
+        h5py, which is where PyTables' ``'VERBOSE'`` policy puts the back trace.
     """
+
+    DEFAULT_H5_BACKTRACE_POLICY: bool | str = "VERBOSE"
+    """Back trace policy of new errors: False (none kept), True or ``'VERBOSE'`` (kept in
+    :attr:`h5backtrace`)."""
+
+    def __init__(self, *args: object, h5bt: bool | str | None = None) -> None:
+        super().__init__(*args)
+        self._h5bt_policy = self.DEFAULT_H5_BACKTRACE_POLICY if h5bt is None else h5bt
+
+    @property
+    def h5backtrace(self) -> list[tuple[str | None, int | None, str | None, str]] | None:
+        if not self._h5bt_policy:
+            return None
+        return _h5py_stack(self)
+
+
+_H5PY_MESSAGE = re.compile(r"(?s)(?P<outer>[^(]+?) \((?P<inner>.*)\)")
+
+
+def _h5py_stack(error: BaseException) -> list[tuple[str | None, int | None, str | None, str]]:
+    """The HDF5 error descriptions of the first error h5py raised in ``error``'s causes."""
+    cause = error.__cause__ or error.__context__
+    while cause is not None:
+        tb = cause.__traceback__
+        while tb is not None and tb.tb_next is not None:
+            tb = tb.tb_next
+        from_h5py = tb is not None and "h5py" in tb.tb_frame.f_code.co_filename
+        text = str(cause.args[0]) if cause.args else ""
+        match = _H5PY_MESSAGE.fullmatch(text)
+        if from_h5py and match:
+            return [(None, None, None, match["outer"]), (None, None, None, match["inner"])]
+        cause = cause.__cause__ or cause.__context__
+    return []
 
 
 class ClosedNodeError(ValueError):

@@ -340,7 +340,9 @@ def _table_reads(subject: str, nrows: int, fields: tuple[str, ...]) -> list[Prob
         Probe("step", f"{subject}.read(3, None, 5)",
               lambda f: f.get_node(subject).read(3, None, 5),
               lambda f: h5_select(f[subject], slice(3, None, 5))),
-        _select("negstep", subject, slice(None, None, -3)),
+        Probe("negstep", f"{subject}.read(None, None, -3)",  # t[::-3] is PyTables' ValueError
+              lambda f: f.get_node(subject).read(None, None, -3),
+              lambda f: h5_select(f[subject], slice(None, None, -3))),
         _select("item", subject, nrows - 1),
         _select("item", subject, 0),
         _select("points", subject, [3, 5, nrows // 2]),

@@ -21,6 +21,7 @@ from hyperslab.nodes.tree.group import Group
 from hyperslab.nodes.tree.naming import (
     check_name,
     is_hidden_path,
+    is_under,
     join_path,
     normalize_path,
     split_path,
@@ -166,6 +167,12 @@ class NodeLookup(FileMixin):
         if self._cache.get(node._v_pathname) is node:
             self._cache.drop_one(node._v_pathname)
 
+    def _open_nodes_below(self, path: str) -> list[Node]:
+        """The open node objects strictly below ``path``, deepest first."""
+        below: list[Node] = [node for node in self._cache.live_nodes() if isinstance(node, Node)
+                             and node._v_pathname != path and is_under(node._v_pathname, path)]
+        return sorted(below, key=lambda node: -node._v_pathname.count("/"))
+
     def get_node(
         self, where: Node | str, name: str | None = None, classname: str | None = None
     ) -> Node:
@@ -174,7 +181,8 @@ class NodeLookup(FileMixin):
         Parameters
         ----------
         where : str or Node
-            An absolute path (``'/a/b'``) or a node of this file.
+            An absolute path (``'/a/b'``; PyTables' ``NameError`` for one without the
+            leading slash) or a node of this file.
         name : str, optional
             A child of ``where`` to return instead.
         classname : str, optional
@@ -184,6 +192,8 @@ class NodeLookup(FileMixin):
         ------
         NoSuchNodeError
             If there is no node there.
+        ClosedNodeError
+            If ``where`` is a node object that is closed (or was removed).
         HDF5ExtError
             If the link is there but the object it points at cannot be opened and may be
             a group (a damaged file): the message names the path and what HDF5 reported.
@@ -202,10 +212,11 @@ class NodeLookup(FileMixin):
                 raise NodeError(
                     f"node ``{where._v_pathname}`` does not belong to file {self.filename}"
                 )
-            if not where._v_isopen:
-                raise NoSuchNodeError(f"node ``{where._v_pathname}`` is closed or was removed")
+            where._g_check_open()  # a closed (or removed) node object: ClosedNodeError
             path = where._v_pathname
         else:
+            if isinstance(where, str) and not where.startswith("/"):
+                raise NameError("``where`` must start with a slash ('/')")  # as PyTables
             path = normalize_path(where)
         if name is not None:
             path = join_path(path, check_name(name)) if path != "/" else "/" + name

@@ -148,6 +148,12 @@ class ColumnIndex:
         return self._state
 
     @property
+    def _v_version(self) -> str:
+        """The index format version, as PyTables reports it (its ``VERSION``: ``'2.1'``,
+        or ``'2.0'`` for indexes of PyTables Pro 2.0)."""
+        return self._state.version
+
+    @property
     def geometry(self) -> Geometry:
         """Its sizes."""
         return self._state.geometry

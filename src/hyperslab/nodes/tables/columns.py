@@ -14,6 +14,8 @@ from hyperslab.nodes.atoms.description import Description, field_of
 from hyperslab.nodes.atoms.tablelayout import names_by_offset
 from hyperslab.nodes.leaves.reducible import Reducible
 from hyperslab.nodes.members import is_member, member_failed
+from hyperslab.nodes.tables.colattrs import ColumnAttributeSet
+from hyperslab.nodes.tables.reading import positive_slice
 
 Result = TypeVar("Result")
 
@@ -231,6 +233,25 @@ class Column(Reducible):
         self.table._indexing.remove(self.pathname)
 
     @property
+    def _v_pos(self) -> int:
+        """The column's position in the description that holds it."""
+        pos = self._col._v_pos
+        assert pos is not None  # a table's description places every column
+        return pos
+
+    @property
+    def _v_col_attrs(self) -> dict[str, Any]:
+        """The metadata its :class:`Col` was given (``attrs=``)."""
+        return self._col._v_col_attrs
+
+    @property
+    def attrs(self) -> ColumnAttributeSet:
+        """The column's attributes, kept in the table's (``FIELD_<pos>_ATTR_<name>``)."""
+        return ColumnAttributeSet(self)
+
+    _v_attrs = attrs
+
+    @property
     def _table_file(self) -> Any:
         return self.table._v_file
 
@@ -245,12 +266,13 @@ class Column(Reducible):
         return f"column {self.pathname!r} of {self.table._v_pathname}"
 
     def __getitem__(self, key: Any) -> Any:
-        """Values by int, slice (any step), int array or boolean mask."""
+        """Values by int, slice (a positive step), int array or boolean mask."""
         table = self.table
         if isinstance(key, (int, np.integer)):
             index = table._row_number(key, where=self._where())
             return table.read(index, index + 1, field=self.pathname)[0]
         if isinstance(key, slice):
+            key = positive_slice(key)
             return table.read(key.start, key.stop, key.step, field=self.pathname)
         if isinstance(key, (list, np.ndarray)):
             return table.read_coordinates(key, field=self.pathname)
@@ -378,7 +400,8 @@ class Cols:
         return sorted(set(super().__dir__()) | set(self._children))
 
     def __len__(self) -> int:
-        return self._v_table.nrows
+        """The number of columns at this level (nested ones count as one), as PyTables."""
+        return len(self._v_colnames)
 
     def __getitem__(self, key: Any) -> Any:
         """Rows (by int, slice, int array or mask) restricted to these columns."""

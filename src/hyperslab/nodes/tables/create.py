@@ -100,6 +100,14 @@ def _write_table_attrs(dsid: Any, descr: Description, title: str) -> None:
     raw.write_int_attribute(dsid, "NROWS", 0, "int64")
 
 
+def _write_column_attrs(table: Table, descr: Description) -> None:
+    """The ``attrs`` of the description's columns, as PyTables stores them when it makes
+    a table's columns (table attributes ``FIELD_<pos>_ATTR_<name>``)."""
+    for col in flat_columns(descr):
+        for name, value in col._v_col_attrs.items():
+            table.attrs[f"FIELD_{col._v_pos}_ATTR_{name}"] = value
+
+
 def create_table(
     file: NodeOwner,
     parent: Group,
@@ -145,6 +153,7 @@ def create_table(
     table: Table = file._finish_leaf(parent, name, Table, dataset)
     table._description_ = descr
     table._expectedrows = int(expectedrows)
+    _write_column_attrs(table, descr)
     if records is not None and len(records):
         table.append(records)
         table.flush()

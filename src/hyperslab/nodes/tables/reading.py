@@ -27,6 +27,14 @@ else:
 Result = TypeVar("Result")
 
 
+def positive_slice(key: slice) -> slice:
+    """``key``, refused with PyTables' ValueError where its step is negative (slicing a
+    table or a column; ``read`` and ``iterrows`` take negative steps)."""
+    if key.step is not None and key.step < 0:
+        raise ValueError("slice step cannot be negative")
+    return key
+
+
 def _rows_of(key: Any, nrows: int) -> range:
     """Rows of a slice ``key`` over a table of ``nrows`` rows (any step)."""
     return range(*key.indices(nrows))
@@ -163,14 +171,14 @@ class ReadableTable(TablePart):
                                           field))
 
     def __getitem__(self, key: Any) -> Any:
-        """Rows by int (a record), slice (any step), int array or boolean mask."""
+        """Rows by int (a record), slice (a positive step), int array or boolean mask."""
         io = self._ready()
         nrows = io.nrows
         if isinstance(key, (int, np.integer)):
             index = self._row_number(key)
             return self._flavored(io.read_span(index, index + 1)[0])
         if isinstance(key, slice):
-            rows = _rows_of(key, nrows)
+            rows = _rows_of(positive_slice(key), nrows)
             return self._flavored(io.read_rows(rows.start, rows.stop, rows.step))
         if isinstance(key, (list, np.ndarray)):  # always NumPy, as in PyTables
             return self._field(io.read_points(self._coords(key, nrows)), None)

@@ -120,8 +120,25 @@ class Group(Node):
         ------
         NoSuchNodeError
             If the group has no such child.
+        ClosedNodeError
+            If this group object is closed.
         """
+        self._g_check_open()
         return self._v_file._load_child(self, childname)
+
+    def _f_close(self) -> None:
+        """Close this group object and the open node objects below it, as PyTables does;
+        the file loads fresh ones on the next access."""
+        if self._v_isopen:
+            for node in self._v_file._open_nodes_below(self._v_pathname):
+                node._f_close()
+        super()._f_close()
+
+    def _g_get_child_group_class(self, childname: str) -> type[Node]:
+        """The class the child group ``childname`` is served with (PyTables' hook for
+        group classes: every PyTables group class, index and undo-log groups included,
+        is a :class:`Group` here)."""
+        return type(self._f_get_child(childname))
 
     def __getattr__(self, name: str) -> Node:
         """Return the child called ``name`` (natural naming), as PyTables does for any name

@@ -124,6 +124,12 @@ class Node:
         self._v_attrs._g_logged_write(
             "TITLE", lambda: raw.write_sys_string(self._g_h5id, "TITLE", title))
 
+    def _g_check_open(self) -> None:
+        """Refuse to use this node object once it or its file is closed
+        (:class:`ClosedNodeError`, as PyTables)."""
+        if not self._v_isopen:
+            raise ClosedNodeError(f"the node object {self._v_pathname!r} is closed")
+
     def _g_check_writable(self) -> None:
         """Refuse a write through this node: :class:`ClosedNodeError` once the node or its
         file is closed (as PyTables), :class:`FileModeError` in a read-only file."""

@@ -1,0 +1,168 @@
+"""Small points of PyTables' API that its own test suite checks (index versions, column
+attributes, error details, argument checks, warnings), each against PyTables as the
+oracle."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+import tables
+
+import hyperslab
+
+PT_TESTS = Path(tables.__file__).parent / "tests"
+
+
+# ---------------------------------------------------------------------- index versions
+@pytest.mark.parametrize("name", ["indexes_2_0.h5", "indexes_2_1.h5"])
+def test_index_version_of_pytables_files(name: str, tmp_path: Path) -> None:
+    path = tmp_path / name
+    shutil.copy(PT_TESTS / name, path)
+    with tables.open_file(path) as f:
+        expected = f.root.table1.cols.var1.index._v_version
+    with hyperslab.open_file(path) as f:
+        assert f.root.table1.cols.var1.index._v_version == expected
+    assert expected in ("2.0", "2.1")
+
+
+def test_index_version_of_new_index(h5path: Path) -> None:
+    with hyperslab.open_file(h5path, "w") as f:
+        t = f.create_table("/", "t", np.dtype([("x", "i4")]))
+        t.append([(i,) for i in range(10)])
+        t.cols.x.create_index()
+        assert t.cols.x.index._v_version == "2.1"
+    with tables.open_file(h5path) as f:
+        assert f.root.t.cols.x.index._v_version == "2.1"
+
+
+# ---------------------------------------------------------------------- column attributes
+def _described(lib: Any) -> type:
+    class Entry(lib.IsDescription):
+        freq = lib.Float32Col(attrs={"val": 13.3, "unit": "Hz"})
+        labels = lib.StringCol(itemsize=2, attrs={"nbits": 10})
+
+        class nest(lib.IsDescription):
+            x = lib.Int8Col(attrs={"u": "m"})
+
+    return Entry
+
+
+def _column_attrs_session(lib: Any, path: Path) -> list[object]:
+    seen: list[object] = []
+    with lib.open_file(path, "w") as f:
+        t = f.create_table("/", "t", _described(lib))
+        t.cols.freq.attrs.extra = np.int32(3)
+        t.cols.labels.attrs._f_rename("nbits", "bits")
+        seen += [repr(t.cols.freq.attrs), str(t.cols.nest.x.attrs), t.cols.nest.x.attrs.keys()]
+    with lib.open_file(path, "a") as f:
+        t = f.root.t
+        seen += [t.cols.freq.attrs.val, t.cols.freq.attrs["unit"], t.cols.freq.attrs.extra,
+                 t.cols.labels.attrs.contains("bits"), t.cols.labels.attrs.contains("nbits")]
+        del t.cols.freq.attrs["extra"]
+        seen.append(sorted(t.attrs._v_attrnames))
+    return seen
+
+
+def test_column_attrs_as_pytables(tmp_path: Path) -> None:
+    ours = _column_attrs_session(hyperslab, tmp_path / "hs.h5")
+    theirs = _column_attrs_session(tables, tmp_path / "pt.h5")
+    assert ours == theirs
+    assert [type(v) for v in ours] == [type(v) for v in theirs]
+    # each library reads the other's
+    with tables.open_file(tmp_path / "hs.h5") as f:
+        assert f.root.t.cols.labels.attrs.bits == 10
+        assert f.root.t.cols.nest.x.attrs.u == "m"
+    with hyperslab.open_file(tmp_path / "pt.h5") as f:
+        assert f.root.t.cols.labels.attrs.bits == 10
+        assert f.root.t.cols.freq.attrs.keys() == ["u", "unit", "val"]
+
+
+# ---------------------------------------------------------------------- HDF5 back traces
+@pytest.mark.parametrize("policy", [True, "VERBOSE", False])
+@pytest.mark.parametrize("lib", [hyperslab, tables], ids=["hyperslab", "tables"])
+def test_h5_backtrace_policy(lib: Any, policy: object, tmp_path: Path,
+                             monkeypatch: pytest.MonkeyPatch) -> None:
+    path = tmp_path / "empty.h5"
+    path.write_bytes(b"")
+    monkeypatch.setattr(lib.HDF5ExtError, "DEFAULT_H5_BACKTRACE_POLICY", policy)
+    with pytest.raises(lib.HDF5ExtError) as info:
+        lib.open_file(path)
+    trace = info.value.h5backtrace
+    if not policy:
+        assert trace is None
+        return
+    assert trace[-1][-1] == "file signature not found"  # HDF5's innermost error
+    if policy == "VERBOSE":
+        assert trace[-1][-1] in str(info.value)
+    assert lib.HDF5ExtError("x", h5bt=False).h5backtrace is None
+
+
+def test_h5_backtrace_empty_without_hdf5_error() -> None:
+    assert hyperslab.HDF5ExtError("found by hyperslab").h5backtrace == []
+    assert hyperslab.HDF5ExtError.DEFAULT_H5_BACKTRACE_POLICY == \
+        tables.HDF5ExtError.DEFAULT_H5_BACKTRACE_POLICY
+
+
+# ---------------------------------------------------------------------- negative steps
+@pytest.mark.parametrize("lib", [hyperslab, tables], ids=["hyperslab", "tables"])
+@pytest.mark.parametrize("key", [np.s_[2:3:-3], np.s_[::-1], np.s_[5:1:-2]])
+def test_table_and_column_slices_refuse_negative_steps(lib: Any, key: slice,
+                                                       tmp_path: Path) -> None:
+    with lib.open_file(tmp_path / "t.h5", "w") as f:
+        t = f.create_table("/", "t", np.zeros(10, "i4,f8"))
+        with pytest.raises(ValueError, match="slice step cannot be negative"):
+            t[key]
+        with pytest.raises(ValueError, match="slice step cannot be negative"):
+            t.cols.f0[key]
+        assert len(t[1:9:3]) == len(t.cols.f1[1:9:3]) == 3
+
+
+# ---------------------------------------------------------------------- len(table.cols)
+@pytest.mark.parametrize("lib", [hyperslab, tables], ids=["hyperslab", "tables"])
+def test_len_of_cols_counts_columns_at_its_level(lib: Any, tmp_path: Path) -> None:
+    dtype = np.dtype([("a", "i4"), ("info", [("x", "f8"), ("y", "i2")]),
+                      ("b", "f4")])
+    with lib.open_file(tmp_path / "t.h5", "w") as f:
+        t = f.create_table("/", "t", np.zeros(7, dtype))
+        assert (len(t.cols), len(t.cols.info), len(t.cols.a)) == (3, 2, 7)
+        assert len(t.cols.info) == len(t.cols.info._v_colnames)
+
+
+# ---------------------------------------------------------------------- closed groups, paths
+@pytest.mark.parametrize("lib", [hyperslab, tables], ids=["hyperslab", "tables"])
+def test_closing_a_group_closes_its_open_descendants(lib: Any, tmp_path: Path) -> None:
+    with lib.open_file(tmp_path / "t.h5", "w") as f:
+        g1 = f.create_group("/", "g1")
+        g2 = f.create_group("/g1", "g2")
+        a = f.create_array("/g1/g2", "a", [1, 2])
+        other = f.create_group("/", "g10")  # a sibling whose name starts like g1's
+        g1._f_close()
+        assert (g1._v_isopen, g2._v_isopen, a._v_isopen, other._v_isopen) == \
+            (False, False, False, True)
+        with pytest.raises(lib.ClosedNodeError):
+            g1._f_get_child("g2")
+        with pytest.raises(lib.ClosedNodeError):
+            f.get_node(g1)
+        assert list(f.get_node("/g1/g2/a")[:]) == [1, 2]
+        assert f.get_node("/g1")._v_isopen and not g1._v_isopen
+
+
+@pytest.mark.parametrize("lib", [hyperslab, tables], ids=["hyperslab", "tables"])
+def test_get_node_needs_an_absolute_path(lib: Any, tmp_path: Path) -> None:
+    with lib.open_file(tmp_path / "t.h5", "w") as f:
+        f.create_array("/", "array", [1, 2])
+        with pytest.raises(NameError, match="must start with a slash"):
+            f.get_node("array")
+        assert f.get_node("/", "array")._v_name == "array"
+
+
+@pytest.mark.parametrize("lib", [hyperslab, tables], ids=["hyperslab", "tables"])
+def test_child_group_class(lib: Any, tmp_path: Path) -> None:
+    with lib.open_file(tmp_path / "t.h5", "w") as f:
+        f.create_group("/", "g")
+        assert f.root._g_get_child_group_class("g") is lib.Group
+        assert "_g_get_child_group_class" in dir(f.root)
