@@ -260,3 +260,14 @@ def test_progress_bar_only_on_a_terminal(sample: Path, tmp_path: Path,
     monkeypatch.undo()
     assert main(["repack", "--progress", str(sample), str(tmp_path / "d.h5")]) == 0
     assert "repack: 100%" in capsys.readouterr().err
+
+
+def test_the_statistics_count_the_bytes_copied_once(tmp_path: Path) -> None:
+    """``RepackStats.bytes`` is the leaf data copied; a hard link's data is not copied
+    again."""
+    src = tmp_path / "src.h5"
+    with hyperslab.open_file(src, "w") as f:
+        a = f.create_carray("/", "a", obj=np.arange(1000, dtype=np.int64))
+        f.create_hard_link("/", "b", a)
+    stats = repack(src, tmp_path / "dst.h5", options=RepackOptions(progress=False))
+    assert (stats.leaves, stats.hardlinks, stats.bytes) == (1, 1, 8000)

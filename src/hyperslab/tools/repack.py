@@ -309,6 +309,11 @@ class _Repack:
             return self.options.filters
         return group._v_filters if "FILTERS" in group._v_attrs._v_attrnamessys else None
 
+    def _advance(self, nbytes: int) -> None:
+        """Count ``nbytes`` of leaf data copied (the statistics and the progress bar)."""
+        self.stats.bytes += nbytes
+        self.bar.update(nbytes)
+
     # ------------------------------------------------------------------ nodes
     def _copy_node(self, node: Any, dstgroup: Any, name: str) -> Any:
         """Copy ``node`` as ``dstgroup``'s child ``name``; return the copy (None for links
@@ -322,7 +327,7 @@ class _Repack:
             dstgroup._v_file.create_hard_link(dstgroup, name, self.copied[address])
             self.stats.hardlinks += 1
             if isinstance(node, hyperslab.Leaf):
-                self.bar.update(_nbytes(node))
+                self.bar.update(_nbytes(node))  # its data: copied once, under its first name
             return None
         if isinstance(node, hyperslab.Group):
             new = dstgroup._v_file.create_group(dstgroup, name, title=node._v_title,
@@ -356,10 +361,10 @@ class _Repack:
                 hi = min(lo + rows, leaf.nrows)
                 for row in leaf.read(lo, hi):
                     new.append(row)
-                self.bar.update(_nbytes(leaf) * (hi - lo) // max(leaf.nrows, 1))
+                self._advance(_nbytes(leaf) * (hi - lo) // max(leaf.nrows, 1))
             return new
         # Contiguous Arrays (no filters, no chunks) and unknown datasets: HDF5's own copy.
-        self.bar.update(_nbytes(leaf))
+        self._advance(_nbytes(leaf))
         return self.srcfile.copy_node(leaf, newparent=dstgroup, newname=name)
 
     def _filters(self, leaf: Any) -> Any:
@@ -386,12 +391,12 @@ class _Repack:
                                      expectedrows=max(leaf.nrows, 1), **common)
             for lo, hi in self._slabs(leaf, new):
                 new.append(_as_numpy(leaf.read(lo, hi), leaf))
-                self.bar.update(_nbytes(leaf) * (hi - lo) // leaf.nrows)
+                self._advance(_nbytes(leaf) * (hi - lo) // leaf.nrows)
             return new
         new = file.create_carray(dstgroup, name, shape=leaf.shape, **common)
         for lo, hi in self._slabs(leaf, new):
             new[lo:hi] = _as_numpy(leaf.read(lo, hi), leaf)
-            self.bar.update(_nbytes(leaf) * (hi - lo) // leaf.shape[0])
+            self._advance(_nbytes(leaf) * (hi - lo) // leaf.shape[0])
         return new
 
     def _slabs(self, leaf: Any, new: Any) -> list[tuple[int, int]]:
@@ -412,7 +417,7 @@ class _Repack:
                              chunkshape=options.chunkshape, copyuserattrs=False,
                              sortby=options.sortby, checkCSI=options.checkCSI,
                              propindexes=options.propindexes)
-            self.bar.update(_nbytes(table))
+            self._advance(_nbytes(table))
             return new
         new = dstgroup._v_file.create_table(
             dstgroup, name, description=table.description, title=table.title,
@@ -420,7 +425,7 @@ class _Repack:
             chunkshape=self._chunkshape(table))
         for lo, hi in self._slabs(table, new):
             new.append(table.read(lo, hi))
-            self.bar.update(table.rowsize * (hi - lo))
+            self._advance(table.rowsize * (hi - lo))
         new.flush()
         if options.propindexes:
             show = should_show(options.progress)
