@@ -32,7 +32,8 @@ the timer starts and closed after it stops, afresh in every run:
     items at random positions (the same for every rival), read one by one with ``node[i]``
     (hyperslab, PyTables) or ``dset[i]`` (h5py).  Nothing is read before the timer starts:
     the total includes every one-time cost a user pays after opening the file (looking
-    the node or dataset up, a chunk index build, the first reads).  The per-item table divides it by ``n``.  PyTables reads
+    the node or dataset up, a chunk index build, the first reads).  The per-item table
+    divides it by ``n``.  PyTables reads
     1-D Blosc2 datasets through a path that costs ~160 ms a read here, so it reads only the
     first ``--capped-reads`` of them there and its time is SCALED to ``n`` (said so in the
     report).  Every value read is compared with the known content; the first ones are the

@@ -24,6 +24,7 @@ markdown table and a PNG plot.  The description and result types are defined in
 from __future__ import annotations
 
 import argparse
+import contextlib
 import functools
 import importlib
 import json
@@ -34,7 +35,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from types import TracebackType
 from typing import Any, TypeVar
@@ -49,6 +50,7 @@ from bench._model import summarize as summarize
 from bench._report import format_markdown, format_seconds, write_reports
 from bench._threads import cblosc2_builds, thread_report
 from bench._threads import thread_setting as thread_setting
+from hyperslab.progress import NoBar, progress_bar
 
 BENCH_DIR = Path(__file__).resolve().parent
 """The ``bench/`` folder."""
@@ -272,6 +274,22 @@ def print_progress(message: str) -> None:
     print(message, file=sys.stderr, flush=True)
 
 
+@contextlib.contextmanager
+def _case_bar(spec: BenchmarkSpec, runner: _Runner) -> Iterator[None]:
+    """A progress bar of the cases done (hyperslab's tqdm bar, only on a terminal), above
+    which the runner's messages are written while it is shown."""
+    bar = progress_bar(len(spec.cases), f"{spec.name}: cases", unit="case")
+    said = runner.progress
+    if hasattr(bar, "write"):  # a tqdm bar: messages go above it, not through it
+        runner.progress = lambda message: bar.write(message, file=sys.stderr)
+    runner.bar = bar
+    try:
+        yield
+    finally:
+        bar.close()
+        runner.progress, runner.bar = said, NoBar()
+
+
 class _Runner:
     """The loop of :func:`run_benchmark`, split out to keep each step short."""
 
@@ -284,6 +302,7 @@ class _Runner:
         self.progress = progress
         self.t0 = time.perf_counter()
         self.last_message = self.t0
+        self.bar: Any = NoBar()
 
     def say(self, message: str, *, only_if_quiet_for: float = 0.0) -> None:
         """Pass ``message`` on, unless something was said in the last seconds given."""
@@ -402,16 +421,19 @@ def run_benchmark(
     rss, imports = runner.baselines(rivals)
     measurements: list[Measurement] = []
     failures: dict[str, str] = {}
-    for i, case in enumerate(spec.cases, 1):
-        try:
-            found = runner.measure_case(case, rivals, baseline)
-        except BenchmarkError as exc:  # its message names the case
-            failures[case.key] = str(exc)
-            runner.say(f"[{i}/{len(spec.cases)}] FAILED: {exc}")
-            continue
-        measurements.extend(found)
-        summary = ", ".join(f"{m.rival} {format_seconds(m.time.median)}" for m in found)
-        runner.say(f"[{i}/{len(spec.cases)}] {case.key}: {summary}")
+    with _case_bar(spec, runner):
+        for i, case in enumerate(spec.cases, 1):
+            try:
+                found = runner.measure_case(case, rivals, baseline)
+            except BenchmarkError as exc:  # its message names the case
+                failures[case.key] = str(exc)
+                runner.say(f"[{i}/{len(spec.cases)}] FAILED: {exc}")
+                continue
+            finally:
+                runner.bar.update(1)
+            measurements.extend(found)
+            summary = ", ".join(f"{m.rival} {format_seconds(m.time.median)}" for m in found)
+            runner.say(f"[{i}/{len(spec.cases)}] {case.key}: {summary}")
     return BenchmarkResult(
         spec=spec,
         repeat=repeat,

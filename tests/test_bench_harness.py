@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 import importlib.metadata
 import importlib.util
+import io
 import json
 import subprocess
 import sys
@@ -389,3 +390,22 @@ def test_nodes_spec_describes_files_and_cases(tmp_path: Path) -> None:
     assert [r.name for r in spec.rivals] == ["PyTables", "h5py"]
     assert spec.data[0].nbytes == path.stat().st_size > 0
     assert spec.fresh_process and spec.target == "bench.nodes:run_case"
+
+
+class _Terminal(io.StringIO):
+    """A stderr that says it is a terminal."""
+
+    def isatty(self) -> bool:
+        return True
+
+
+@pytest.mark.parametrize("terminal", [True, False])
+def test_a_progress_bar_of_the_cases_on_a_terminal_only(
+        fake_target: str, monkeypatch: pytest.MonkeyPatch, terminal: bool) -> None:
+    stderr = _Terminal() if terminal else io.StringIO()
+    monkeypatch.setattr(sys, "stderr", stderr)
+    spec = fake_spec(fake_target, [SLEEP_CASE, WORK_CASE], fresh=False)
+    result = run_benchmark(spec, 1, progress=quiet)
+    assert not result.failures
+    shown = stderr.getvalue()
+    assert ("fake: cases" in shown and "2/2" in shown) == terminal
