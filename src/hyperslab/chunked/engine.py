@@ -3,8 +3,9 @@
 For a dataset whose pipeline is empty or holds only the Blosc2 filter, whole chunks are
 moved as raw bytes (``read_direct_chunk``/``os.pread`` and ``write_direct_chunk``) and
 (de)compressed here by python-blosc2, in a pool of threads, straight into or out of the
-caller's array.  Which datasets and selections qualify is decided up front
-(:attr:`ChunkEngine.kind`, :func:`~hyperslab.chunked.regions.box_of`); everything else, and
+caller's array; deflate (zlib) chunks, shuffled or not, are inflated in the pool too
+(:mod:`~hyperslab.codecs.deflate`).  Which datasets and selections qualify is decided up
+front (:attr:`ChunkEngine.kind`, :func:`~hyperslab.chunked.regions.box_of`); everything else, and
 chunks that are only partly written, take HDF5's path, which keeps its chunk cache for
 small, repeated updates.
 """
@@ -15,7 +16,7 @@ import enum
 import math
 import threading
 from collections import OrderedDict
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import Executor, Future
 from typing import Any, NamedTuple
 
@@ -25,7 +26,7 @@ from hyperslab._typing import AnyArray, Shape
 from hyperslab.chunked.allocation import check_result_size
 from hyperslab.chunked.frameaudit import FrameAudit
 from hyperslab.chunked.gather import GatherPiece, count_key_chunks, gather_pieces
-from hyperslab.chunked.ordered import in_order
+from hyperslab.chunked.ordered import batches, in_order
 from hyperslab.chunked.regions import Box, ChunkPiece, box_of, byte_runs, chunk_pieces
 from hyperslab.chunked.scratch import scratch_chunk
 from hyperslab.codecs import cframe
@@ -38,6 +39,7 @@ from hyperslab.codecs.cframe_region import (
     frame_blocks,
     load_frame_structure,
 )
+from hyperslab.codecs.deflate import DeflateError, DeflatePipeline
 from hyperslab.codecs.ids import BLOSC2 as BLOSC2_ID
 from hyperslab.errors import HDF5ExtError, NoSuchChunkError
 from hyperslab.storage.datasets import Dataset
@@ -56,6 +58,10 @@ Measured here, a 16 MB read (HDF5's default 1 MB chunk cache, cold): 7 KB chunks
 (HDF5) vs 56 ms (raw path), 39 KB 14 vs 20 ms, 156 KB 10 vs 9.5 ms, 780 KB 10 vs 5 ms."""
 
 _RAW_READ_FEW_CHUNKS = 4
+_DEFLATE_MIN_CHUNKS, _DEFLATE_MIN_BYTES, _DEFLATE_PARALLEL_MIN_BYTES = 4, 1 << 20, 1 << 14
+"""Reads of deflate chunks go through the pool from this many chunks and bytes inflated on
+(smaller ones, and single items, keep HDF5's chunk cache for repeated small reads), chunks
+from 16 KB on (inflating costs ~10x more per byte than Blosc2 decoding)."""
 """Boxes of at most this many chunks always take the raw path (less overhead than HDF5's)."""
 
 _IN_FLIGHT_PER_WORKER = 2
@@ -83,18 +89,6 @@ _POINT_BLOCKS_KEPT = 4
 _TASKS_PER_SLOT = 4
 """A gather of many chunks is cut into about this many pool tasks per task in flight (a
 task per chunk costs more than reading a chunk's few selected items)."""
-
-
-def _batches(items: Iterable[Any], size: int) -> Iterator[list[Any]]:
-    """``items`` in lists of ``size`` (the last one shorter)."""
-    batch: list[Any] = []
-    for item in items:
-        batch.append(item)
-        if len(batch) >= size:
-            yield batch
-            batch = []
-    if batch:
-        yield batch
 
 
 class _DecodedBlocks:
@@ -139,6 +133,9 @@ class RawKind(enum.Enum):
     """No filter: a chunk's bytes are its elements in C order."""
     BLOSC2 = "blosc2"
     """Blosc2 is the only filter: a chunk is a Blosc2 frame (b2nd for rank 2..8)."""
+    DEFLATE = "deflate"
+    """``[deflate]`` or ``[shuffle, deflate]`` (PyTables' zlib): reads of many chunks only
+    (see :class:`~hyperslab.codecs.deflate.DeflatePipeline`)."""
 
 
 def raw_kind(dataset: Dataset) -> RawKind | None:
@@ -153,7 +150,10 @@ def raw_kind(dataset: Dataset) -> RawKind | None:
         return RawKind.PLAIN
     if len(steps) == 1 and steps[0].filter_id == BLOSC2_ID:
         return RawKind.BLOSC2
-    return None
+    # Not strings: h5py cuts them at their first NUL (null-terminated in the file).
+    plain_strings = dtype.base.kind == "S" and dtype.fields is None
+    deflate = DeflatePipeline.from_steps(steps) is not None and not plain_strings
+    return RawKind.DEFLATE if deflate else None
 
 
 class ChunkEngine:
@@ -190,6 +190,8 @@ class ChunkEngine:
         self._encoders: dict[int, cframe.FrameEncoder] = {}
         self._blockshape: Shape | None = None
         self._fill: Any = None
+        self._deflate = (DeflatePipeline.from_steps(dataset.pipeline())
+                         if self.kind is RawKind.DEFLATE else None)
         if self.kind is RawKind.BLOSC2:
             try:
                 self._params = Blosc2Params.from_cd_values(dataset.pipeline()[0].cd_values)
@@ -239,7 +241,8 @@ class ChunkEngine:
 
     def _threads(self, nchunks: int) -> tuple[bool, int]:
         """Whether to use the pool, and Blosc2's threads per chunk, for ``nchunks`` chunks."""
-        big = self.chunk_nbytes >= _PARALLEL_MIN_BYTES
+        big = self.chunk_nbytes >= (_DEFLATE_PARALLEL_MIN_BYTES if self._deflate
+                                    else _PARALLEL_MIN_BYTES)
         if big and nchunks >= self._workers > 1:
             return True, 1
         return False, self._workers if big else 1
@@ -308,8 +311,8 @@ class ChunkEngine:
         ``key`` must be an int (1-D) or a tuple of one int per dimension; anything else,
         and out-of-bounds ints (whose errors the general path words), gives None.
         """
-        if self.kind is None:
-            return None
+        if self.kind is None or self._deflate is not None:
+            return None  # deflate: HDF5's chunk cache serves repeated item reads
         shape = self._dataset.shape
         if type(key) is int:
             if len(shape) != 1:
@@ -419,7 +422,7 @@ class ChunkEngine:
         nchunks = (len(pieces) if isinstance(pieces, list)
                    else count_key_chunks(h5key, shape, self._chunkshape))
         use_pool, nthreads = (False, 1) if serial else self._threads(nchunks)
-        if use_pool and listed:
+        if use_pool and listed and self._deflate is None:
             executor = self._executor()
             for future in [executor.submit(self._read_piece, p, out, 1) for p in pieces]:
                 future.result()
@@ -429,7 +432,7 @@ class ChunkEngine:
             ahead = self._workers * _IN_FLIGHT_PER_WORKER
             per_task = max(1, nchunks // (ahead * _TASKS_PER_SLOT))
             for _ in in_order(self._executor, self._read_pieces,
-                              ((batch, out) for batch in _batches(pieces, per_task)), ahead):
+                              ((batch, out) for batch in batches(pieces, per_task)), ahead):
                 pass
         else:
             for piece in pieces:
@@ -511,7 +514,7 @@ class ChunkEngine:
                     read(lo, hi)
 
             for _ in in_order(self._executor, read_batch,
-                              ((batch,) for batch in _batches(bounds, per_task)), ahead):
+                              ((batch,) for batch in batches(bounds, per_task)), ahead):
                 pass
         else:
             for lo, hi in bounds:
@@ -661,6 +664,12 @@ class ChunkEngine:
         self, raw: bytes, mask: int, out: AnyArray, grid: tuple[int, ...], nthreads: int
     ) -> None:
         """Decode a stored chunk into ``out`` (a C-contiguous array of the chunk's shape)."""
+        if self._deflate is not None:
+            try:
+                self._deflate.decode_into(raw, mask, out)
+            except DeflateError as exc:
+                raise self._corrupt(grid, exc) from None
+            return
         if self.kind is RawKind.PLAIN or mask & _SKIP_FIRST_FILTER:
             flat = out.reshape(-1).view(np.uint8)
             # HDF5 reads an unfiltered chunk's own size whatever size its (damaged)
@@ -778,6 +787,10 @@ class ChunkEngine:
         only the blocks needed); many small chunks are faster through HDF5's C loop than
         through Python.
         """
+        if self._deflate is not None:  # many chunks inflated at once in the pool
+            count = count_key_chunks(h5key, self._dataset.shape, self._chunkshape)
+            return (self._workers > 1 and count >= _DEFLATE_MIN_CHUNKS
+                    and count * self.chunk_nbytes >= _DEFLATE_MIN_BYTES)
         if self.kind is not RawKind.BLOSC2:
             return False
         if self.chunk_nbytes >= _RAW_READ_MIN_BYTES:
