@@ -5,6 +5,7 @@ The demo's answers are checked in tests/test_demo.py.
 
 from __future__ import annotations
 
+import os
 import re
 import subprocess
 import sys
@@ -296,3 +297,25 @@ def test_bench_root_is_found_from_the_package_or_the_current_folder(
     assert benchrun.find_repo_root(tmp_path) == repo  # from hyperslab.__file__ (src layout)
     monkeypatch.setattr(hyperslab, "__file__", str(tmp_path / "a" / "b" / "__init__.py"))
     assert benchrun.find_repo_root(repo / "bench") == repo  # from a parent of the cwd
+
+
+def test_cli_defaults_are_the_commands_own() -> None:
+    from hyperslab.tools import cli, demo, dump, tree
+
+    assert (cli.DEFAULT_PATH, cli.DEFAULT_ROWS, cli.SORT_KEYS) == (
+        demo.DEFAULT_PATH, dump.DEFAULT_ROWS, tree.SORT_KEYS)
+
+
+def test_repack_imports_only_what_it_needs(tmp_path: Path) -> None:
+    src = tmp_path / "a.h5"
+    with hyperslab.open_file(src, "w") as f:
+        f.create_carray("/", "x", obj=np.arange(100), filters=hyperslab.Filters(1))
+    code = ("import sys; from hyperslab.tools.cli import main; "
+            f"rc = main(['repack', '--no-progress', {str(src)!r}, {str(tmp_path / 'b.h5')!r}]); "
+            "print(rc, sorted(m for m in sys.modules if m.startswith('hyperslab.tools.')))")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          check=True, env={**os.environ,
+                                           "PYTHONPATH": str(Path(hyperslab.__file__).parents[1])})
+    assert done.stdout.split()[0] == "0"
+    for unneeded in ("benchrun", "demo", "dump", "tree"):
+        assert f"hyperslab.tools.{unneeded}" not in done.stdout, done.stdout

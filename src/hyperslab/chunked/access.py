@@ -57,9 +57,10 @@ def read_selection(
     check_result_size(plan.result_shape, itemsize, what)
     item_shape = _item_shape(dataset.dtype)
     # Blosc2 chunks: no filter pipeline, parallel decompression of only the blocks the
-    # selection touches, whatever the selection.  Unfiltered chunks gain nothing over
-    # HDF5's copy, except single items (see ChunkEngine.read_item).
-    fast = engine is not None and engine.kind is RawKind.BLOSC2
+    # selection touches, whatever the selection; deflate chunks: many inflated at once.
+    # Unfiltered chunks gain nothing over HDF5's copy, except single items (see
+    # ChunkEngine.read_item).
+    fast = engine is not None and engine.kind in (RawKind.BLOSC2, RawKind.DEFLATE)
     if plan.points is not None:
         return finish_read(plan, _read_points(dataset, plan.points), item_shape)
     if plan.mask is not None:

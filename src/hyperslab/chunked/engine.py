@@ -3,8 +3,9 @@
 For a dataset whose pipeline is empty or holds only the Blosc2 filter, whole chunks are
 moved as raw bytes (``read_direct_chunk``/``os.pread`` and ``write_direct_chunk``) and
 (de)compressed here by python-blosc2, in a pool of threads, straight into or out of the
-caller's array.  Which datasets and selections qualify is decided up front
-(:attr:`ChunkEngine.kind`, :func:`~hyperslab.chunked.regions.box_of`); everything else, and
+caller's array; deflate (zlib) chunks, shuffled or not, are inflated in the pool too
+(:mod:`~hyperslab.codecs.deflate`).  Which datasets and selections qualify is decided up
+front (:attr:`ChunkEngine.kind`, :func:`~hyperslab.chunked.regions.box_of`); everything else, and
 chunks that are only partly written, take HDF5's path, which keeps its chunk cache for
 small, repeated updates.
 """
@@ -15,9 +16,9 @@ import enum
 import math
 import threading
 from collections import OrderedDict
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import Executor, Future
-from typing import Any, NamedTuple
+from typing import Any
 
 import numpy as np
 
@@ -25,19 +26,20 @@ from hyperslab._typing import AnyArray, Shape
 from hyperslab.chunked.allocation import check_result_size
 from hyperslab.chunked.frameaudit import FrameAudit
 from hyperslab.chunked.gather import GatherPiece, count_key_chunks, gather_pieces
-from hyperslab.chunked.ordered import in_order
+from hyperslab.chunked.ordered import batches, in_order
+from hyperslab.chunked.pointchunks import DecodedBlocks, PointChunk
 from hyperslab.chunked.regions import Box, ChunkPiece, box_of, byte_runs, chunk_pieces
 from hyperslab.chunked.scratch import scratch_chunk
 from hyperslab.codecs import cframe
 from hyperslab.codecs.blockshape import choose_blockshape
 from hyperslab.codecs.blosc2_filter import Blosc2Params, decode_chunk
 from hyperslab.codecs.cframe_region import (
-    FrameBlocks,
     decode_items,
     decode_region,
     frame_blocks,
     load_frame_structure,
 )
+from hyperslab.codecs.deflate import DeflateError, DeflatePipeline
 from hyperslab.codecs.ids import BLOSC2 as BLOSC2_ID
 from hyperslab.errors import HDF5ExtError, NoSuchChunkError
 from hyperslab.storage.datasets import Dataset
@@ -58,6 +60,11 @@ Measured here, a 16 MB read (HDF5's default 1 MB chunk cache, cold): 7 KB chunks
 _RAW_READ_FEW_CHUNKS = 4
 """Boxes of at most this many chunks always take the raw path (less overhead than HDF5's)."""
 
+_DEFLATE_MIN_CHUNKS, _DEFLATE_MIN_BYTES, _DEFLATE_PARALLEL_MIN_BYTES = 4, 1 << 20, 1 << 14
+"""Reads of deflate chunks go through the pool from this many chunks and bytes inflated on
+(smaller ones, and single items, keep HDF5's chunk cache for repeated small reads), chunks
+from 16 KB on (inflating costs ~10x more per byte than Blosc2 decoding)."""
+
 _IN_FLIGHT_PER_WORKER = 2
 """Chunks compressed ahead of the writer, per worker thread (bounds the memory in use)."""
 
@@ -76,60 +83,9 @@ _POINT_CACHE_BYTES = 64 << 20
 files)."""
 
 
-_POINT_BLOCKS_KEPT = 4
-"""Decoded blocks a chunk kept by point reads keeps (the last ones decoded)."""
-
-
 _TASKS_PER_SLOT = 4
 """A gather of many chunks is cut into about this many pool tasks per task in flight (a
 task per chunk costs more than reading a chunk's few selected items)."""
-
-
-def _batches(items: Iterable[Any], size: int) -> Iterator[list[Any]]:
-    """``items`` in lists of ``size`` (the last one shorter)."""
-    batch: list[Any] = []
-    for item in items:
-        batch.append(item)
-        if len(batch) >= size:
-            yield batch
-            batch = []
-    if batch:
-        yield batch
-
-
-class _DecodedBlocks:
-    """The last few decoded blocks of one chunk (a :class:`BlockStore`), thread-safe."""
-
-    def __init__(self) -> None:
-        self._blocks: OrderedDict[int, AnyArray] = OrderedDict()
-        self._lock = threading.Lock()
-
-    def get(self, number: int) -> AnyArray | None:
-        with self._lock:
-            return self._blocks.get(number)
-
-    def put(self, number: int, block: AnyArray) -> None:
-        with self._lock:
-            self._blocks[number] = block
-            while len(self._blocks) > _POINT_BLOCKS_KEPT:
-                self._blocks.popitem(last=False)
-
-
-class _PointChunk(NamedTuple):
-    """A stored chunk as point reads use it: its bytes, filter mask and, where its blocks
-    can be decoded alone, the parsed frame and its last decoded blocks (read-only files)."""
-
-    raw: Any  # bytes, or the buffer of ``sparse``
-    mask: int
-    blocks: FrameBlocks | None
-    decoded: _DecodedBlocks | None
-    sparse: SparseChunk | None = None  # read so far: the frame's structure, some blocks
-
-    def complete_raw(self) -> Any:
-        """The whole stored chunk (what is not read yet is read now)."""
-        if self.sparse is not None:
-            self.sparse.load_all()
-        return self.raw
 
 
 class RawKind(enum.Enum):
@@ -139,6 +95,9 @@ class RawKind(enum.Enum):
     """No filter: a chunk's bytes are its elements in C order."""
     BLOSC2 = "blosc2"
     """Blosc2 is the only filter: a chunk is a Blosc2 frame (b2nd for rank 2..8)."""
+    DEFLATE = "deflate"
+    """``[deflate]`` or ``[shuffle, deflate]`` (PyTables' zlib): reads of many chunks only
+    (see :class:`~hyperslab.codecs.deflate.DeflatePipeline`)."""
 
 
 def raw_kind(dataset: Dataset) -> RawKind | None:
@@ -153,7 +112,10 @@ def raw_kind(dataset: Dataset) -> RawKind | None:
         return RawKind.PLAIN
     if len(steps) == 1 and steps[0].filter_id == BLOSC2_ID:
         return RawKind.BLOSC2
-    return None
+    # Not strings: h5py cuts them at their first NUL (null-terminated in the file).
+    plain_strings = dtype.base.kind == "S" and dtype.fields is None
+    deflate = DeflatePipeline.from_steps(steps) is not None and not plain_strings
+    return RawKind.DEFLATE if deflate else None
 
 
 class ChunkEngine:
@@ -190,6 +152,8 @@ class ChunkEngine:
         self._encoders: dict[int, cframe.FrameEncoder] = {}
         self._blockshape: Shape | None = None
         self._fill: Any = None
+        self._deflate = (DeflatePipeline.from_steps(dataset.pipeline())
+                         if self.kind is RawKind.DEFLATE else None)
         if self.kind is RawKind.BLOSC2:
             try:
                 self._params = Blosc2Params.from_cd_values(dataset.pipeline()[0].cd_values)
@@ -203,7 +167,7 @@ class ChunkEngine:
         self._items_via_hdf5 = True
         # Parsed frames of chunks read by read_points on read-only files (nothing can change
         # them): repeated point reads (indexed queries) skip the read and the parsing.
-        self._frames: OrderedDict[tuple[int, ...], _PointChunk] = OrderedDict()
+        self._frames: OrderedDict[tuple[int, ...], PointChunk] = OrderedDict()
         self._frames_bytes = 0
         self._frames_lock = threading.Lock()
         # Frames HDF5's filter decodes right, for the reads that go through it.
@@ -239,7 +203,8 @@ class ChunkEngine:
 
     def _threads(self, nchunks: int) -> tuple[bool, int]:
         """Whether to use the pool, and Blosc2's threads per chunk, for ``nchunks`` chunks."""
-        big = self.chunk_nbytes >= _PARALLEL_MIN_BYTES
+        big = self.chunk_nbytes >= (_DEFLATE_PARALLEL_MIN_BYTES if self._deflate
+                                    else _PARALLEL_MIN_BYTES)
         if big and nchunks >= self._workers > 1:
             return True, 1
         return False, self._workers if big else 1
@@ -312,8 +277,8 @@ class ChunkEngine:
         ``key`` must be an int (1-D) or a tuple of one int per dimension; anything else,
         and out-of-bounds ints (whose errors the general path words), gives None.
         """
-        if self.kind is None:
-            return None
+        if self.kind is None or self._deflate is not None:
+            return None  # deflate: HDF5's chunk cache serves repeated item reads
         shape = self._dataset.shape
         if type(key) is int:
             if len(shape) != 1:
@@ -423,7 +388,7 @@ class ChunkEngine:
         nchunks = (len(pieces) if isinstance(pieces, list)
                    else count_key_chunks(h5key, shape, self._chunkshape))
         use_pool, nthreads = (False, 1) if serial else self._threads(nchunks)
-        if use_pool and listed:
+        if use_pool and listed and self._deflate is None:
             executor = self._executor()
             for future in [executor.submit(self._read_piece, p, out, 1) for p in pieces]:
                 future.result()
@@ -433,7 +398,7 @@ class ChunkEngine:
             ahead = self._workers * _IN_FLIGHT_PER_WORKER
             per_task = max(1, nchunks // (ahead * _TASKS_PER_SLOT))
             for _ in in_order(self._executor, self._read_pieces,
-                              ((batch, out) for batch in _batches(pieces, per_task)), ahead):
+                              ((batch, out) for batch in batches(pieces, per_task)), ahead):
                 pass
         else:
             for piece in pieces:
@@ -515,7 +480,7 @@ class ChunkEngine:
                     read(lo, hi)
 
             for _ in in_order(self._executor, read_batch,
-                              ((batch,) for batch in _batches(bounds, per_task)), ahead):
+                              ((batch,) for batch in batches(bounds, per_task)), ahead):
                 pass
         else:
             for lo, hi in bounds:
@@ -544,7 +509,7 @@ class ChunkEngine:
         chunk: AnyArray = self._decoded(point.complete_raw(), point.mask, grid, nthreads)
         return chunk[positions]
 
-    def _point_chunk(self, grid: tuple[int, ...]) -> _PointChunk | None:
+    def _point_chunk(self, grid: tuple[int, ...]) -> PointChunk | None:
         """A stored chunk and its parsed blocks (cached on read-only files); None if the
         chunk was never written."""
         with self._frames_lock:
@@ -567,9 +532,9 @@ class ChunkEngine:
         if blocks is None and sparse is not None:
             sparse.load_all()  # decoded whole
         if not dataset.raw_chunks().uses_pread:
-            return _PointChunk(raw, mask, blocks, None)
+            return PointChunk(raw, mask, blocks, None)
         # A read-only file: the chunk cannot change, keep it.
-        point = _PointChunk(raw, mask, blocks, _DecodedBlocks(), sparse)
+        point = PointChunk(raw, mask, blocks, DecodedBlocks(), sparse)
         with self._frames_lock:
             self._frames[grid] = point
             self._frames_bytes += len(raw)
@@ -665,6 +630,12 @@ class ChunkEngine:
         self, raw: bytes, mask: int, out: AnyArray, grid: tuple[int, ...], nthreads: int
     ) -> None:
         """Decode a stored chunk into ``out`` (a C-contiguous array of the chunk's shape)."""
+        if self._deflate is not None:
+            try:
+                self._deflate.decode_into(raw, mask, out)
+            except DeflateError as exc:
+                raise self._corrupt(grid, exc) from None
+            return
         if self.kind is RawKind.PLAIN or mask & _SKIP_FIRST_FILTER:
             flat = out.reshape(-1).view(np.uint8)
             # HDF5 reads an unfiltered chunk's own size whatever size its (damaged)
@@ -782,6 +753,10 @@ class ChunkEngine:
         only the blocks needed); many small chunks are faster through HDF5's C loop than
         through Python.
         """
+        if self._deflate is not None:  # many chunks inflated at once in the pool
+            count = count_key_chunks(h5key, self._dataset.shape, self._chunkshape)
+            return (self._workers > 1 and count >= _DEFLATE_MIN_CHUNKS
+                    and count * self.chunk_nbytes >= _DEFLATE_MIN_BYTES)
         if self.kind is not RawKind.BLOSC2:
             return False
         if self.chunk_nbytes >= _RAW_READ_MIN_BYTES:

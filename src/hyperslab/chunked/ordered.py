@@ -44,4 +44,16 @@ def in_order(
                 future.exception()
 
 
-__all__ = ["in_order"]
+def batches(items: Iterable[Any], size: int) -> Iterator[list[Any]]:
+    """``items`` in lists of ``size`` (the last one shorter)."""
+    batch: list[Any] = []
+    for item in items:
+        batch.append(item)
+        if len(batch) >= size:
+            yield batch
+            batch = []
+    if batch:
+        yield batch
+
+
+__all__ = ["batches", "in_order"]

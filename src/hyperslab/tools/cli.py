@@ -4,6 +4,10 @@
 so it can be called from tests as well as from the console script.  Errors that are the
 user's (a missing file, a file that is not HDF5, an unknown benchmark) print one line on
 stderr and return 2; there is no traceback.
+
+Only what a command needs is imported, when it runs (``repack`` does not pay for ``demo``,
+``dump``, ``tree`` or ``bench``): the defaults the parser shows are repeated here, and
+tests/test_cli.py checks them against the modules'.
 """
 
 from __future__ import annotations
@@ -14,9 +18,6 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 import hyperslab
-from hyperslab.tools.benchrun import BenchNotFoundError, run_bench
-from hyperslab.tools.demo import DEFAULT_PATH, run_demo
-from hyperslab.tools.dump import DEFAULT_ROWS, DumpOptions, run_dump
 from hyperslab.tools.ls import ListingError, run_ls, split_source
 from hyperslab.tools.repack import (
     CHUNKSHAPE_CHOICES,
@@ -25,8 +26,13 @@ from hyperslab.tools.repack import (
     parse_shape,
     repack,
 )
-from hyperslab.tools.tree import SORT_KEYS, run_tree
 
+DEFAULT_PATH = "hyperslab-demo.h5"
+"""``demo``'s file (:data:`hyperslab.tools.demo.DEFAULT_PATH`)."""
+DEFAULT_ROWS = 10
+"""``dump -d``'s rows (:data:`hyperslab.tools.dump.DEFAULT_ROWS`)."""
+SORT_KEYS = ("name", "size")
+"""``tree --sort``'s keys (:data:`hyperslab.tools.tree.SORT_KEYS`)."""
 EXIT_USAGE = 2
 """Exit code of user errors (as argparse uses for bad options)."""
 
@@ -292,6 +298,8 @@ def _ls(args: argparse.Namespace) -> int:
 
 
 def _dump(args: argparse.Namespace) -> int:
+    from hyperslab.tools.dump import DumpOptions, run_dump
+
     path, where = _source(args)
     options = DumpOptions(args.verbose, args.attrs, args.data, args.columns, args.rows)
     try:
@@ -302,6 +310,8 @@ def _dump(args: argparse.Namespace) -> int:
 
 
 def _tree(args: argparse.Namespace) -> int:
+    from hyperslab.tools.tree import run_tree
+
     path, where = _source(args)
     try:
         run_tree(path, where, args.depth, args.sort, args.bytes)
@@ -327,10 +337,14 @@ def _repack(args: argparse.Namespace) -> int:
 
 
 def _demo(args: argparse.Namespace) -> int:
+    from hyperslab.tools.demo import run_demo
+
     return run_demo(args.path, args.small)
 
 
 def _bench(args: argparse.Namespace) -> int:
+    from hyperslab.tools.benchrun import BenchNotFoundError, run_bench
+
     bench_args = [args.name, *args.args] if args.name else list(args.args)
     try:
         return run_bench(bench_args)

@@ -54,7 +54,7 @@ def read_leaf_box(leaf: Leaf, key: tuple[slice, ...], serial: bool,
 def _read_box(leaf: Leaf, key: tuple[slice, ...], serial: bool,
               buffers: threading.local | None) -> AnyArray:
     dataset, engine = leaf._dataset, leaf._engine
-    if engine.kind is RawKind.BLOSC2:
+    if engine.kind in (RawKind.BLOSC2, RawKind.DEFLATE):
         fast = engine.serves_key(key)
     elif engine.kind is RawKind.PLAIN and dataset.raw_chunks().uses_pread:
         out = None if buffers is None else _thread_buffer(buffers, key, dataset)

@@ -153,7 +153,7 @@ class RecordIO:
             self.check_rows(count, f"rows {start}:{stop}")
         target = out if out is not None and self.dtype == self.file_dtype else None
         box = ((start, stop),)
-        if self._fast and self.engine.serves_read(box):
+        if self.engine.serves_read(box):  # Blosc2, or many deflate chunks
             data = self.engine.read_box(box, target, serial=serial)
         else:
             data = self.dataset.read_rows(start, count, 1, target)
