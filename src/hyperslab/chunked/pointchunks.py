@@ -20,7 +20,8 @@ POINT_BLOCKS_KEPT = 4
 
 
 class DecodedBlocks:
-    """The last few decoded blocks of one chunk (a :class:`~hyperslab.codecs.cframe_region.BlockStore`), thread-safe."""
+    """The last few decoded blocks of one chunk, thread-safe (a
+    :class:`~hyperslab.codecs.cframe_region.BlockStore`)."""
 
     def __init__(self) -> None:
         self._blocks: OrderedDict[int, AnyArray] = OrderedDict()
