@@ -354,6 +354,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--keep", action="store_true", help="keep the files for the next run (default: delete)"
     )
+    parser.add_argument("--no-plot", action="store_true", help="do not draw the PNG")
     parser.add_argument(
         "--workdir", type=Path, default=None, help="where the files are cached (default: /tmp)"
     )
@@ -427,7 +428,8 @@ def main(argv: list[str] | None = None) -> int:
     try:
         paths = ensure_files(files, folder, writer)
         spec = build_spec(paths, cases, rivals, baseline, writer, args.node_cache_slots)
-        return run_and_report(spec, repeat, args.out, timeout=args.timeout)
+        return run_and_report(spec, repeat, args.out, timeout=args.timeout,
+                              plot=not args.no_plot)
     finally:
         if args.keep:
             print_progress(f"kept the files in {folder}")

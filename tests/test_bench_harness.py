@@ -409,3 +409,12 @@ def test_a_progress_bar_of_the_cases_on_a_terminal_only(
     assert not result.failures
     shown = stderr.getvalue()
     assert ("fake: cases" in shown and "2/2" in shown) == terminal
+
+
+def test_every_benchmark_takes_no_plot() -> None:
+    """``--no-plot`` (reports without matplotlib's PNG) is accepted by every benchmark."""
+    import importlib
+
+    for name in benchmark_names():
+        parser = importlib.import_module(f"bench.{name}").build_parser()
+        assert parser.parse_known_args(["--no-plot"])[1] == [], name
