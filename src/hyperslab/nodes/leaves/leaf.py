@@ -455,10 +455,11 @@ class Leaf(DirectChunking, LeafCompat, PlainNode):
             with self._shared():
                 block = self._native(read_selection(self._dataset, tuple(key),
                                                     self._engine))
+            if maindim > 0:  # PyTables swaps the main axis with the first, not moves it
+                block = block.swapaxes(maindim, 0)
             for i in range(len(part)):
                 self.nrow = part[i]
-                yield self._flavored(block.take(i, axis=maindim) if block.ndim > 1
-                                     else block[i])
+                yield self._flavored(block[i])
 
     def __iter__(self) -> Iterator[Any]:
         return self.iterrows()
