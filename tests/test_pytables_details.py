@@ -166,3 +166,58 @@ def test_child_group_class(lib: Any, tmp_path: Path) -> None:
         f.create_group("/", "g")
         assert f.root._g_get_child_group_class("g") is lib.Group
         assert "_g_get_child_group_class" in dir(f.root)
+
+
+# ---------------------------------------------------------------------- reads as PyTables
+@pytest.mark.parametrize("lib", [hyperslab, tables], ids=["hyperslab", "tables"])
+@pytest.mark.parametrize("atom", ["string", "int"])
+def test_unwritten_item_of_a_shaped_atom_has_the_atom_shape(lib: Any, atom: str,
+                                                           tmp_path: Path) -> None:
+    shaped = (lib.StringAtom(itemsize=3, shape=2, dflt=b"") if atom == "string"
+              else lib.Int32Atom(shape=(2, 3)))
+    with lib.open_file(tmp_path / "a.h5", "w") as f:
+        ca = f.create_carray("/", "c", atom=shaped, shape=(4,))
+        assert ca[1].shape == shaped.shape
+        np.testing.assert_array_equal(ca[1], np.zeros(shaped.shape, shaped.dtype.base))
+    with lib.open_file(tmp_path / "a.h5") as f:
+        assert f.root.c[-1].shape == shaped.shape
+
+
+def _earray_rows(lib: Any, path: Path) -> list[np.ndarray]:
+    data = np.arange(2 * 3 * 7, dtype="i4").reshape(2, 3, 7)
+    with lib.open_file(path, "w") as f:
+        ea = f.create_earray("/", "e", atom=lib.Int32Atom(), shape=(2, 3, 0))
+        ea.append(data)
+        ea.nrowsinbuf = 3
+        rows = [row.copy() for row in ea] + [row.copy() for row in ea.iterrows(1, 7, 2)]
+    # PyTables swaps the extendable axis with the first one (not a move): (3, 2) rows here
+    assert rows[0].shape == (3, 2)
+    np.testing.assert_array_equal(rows[4], data[..., 4].swapaxes(0, 1))
+    return rows
+
+
+def test_earray_rows_along_a_later_extendable_axis(tmp_path: Path) -> None:
+    got = _earray_rows(hyperslab, tmp_path / "h.h5")
+    expected = _earray_rows(tables, tmp_path / "t.h5")
+    assert len(got) == len(expected) == 10
+    for g, e in zip(got, expected, strict=True):
+        np.testing.assert_array_equal(g, e)
+
+
+def _read_sorted_windows(lib: Any, path: Path) -> list[list[int]]:
+    values = np.random.default_rng(3).permutation(100).astype("i4")
+    windows = [(16, None, None), (24, 54, -1), (14, 54, -3), (24, 25, -2), (137, 25, -2),
+               (33, 55, 5), (None, None, -2), (0, 10, -1), (5, None, -1)]
+    with lib.open_file(path, "w") as f:
+        t = f.create_table("/", "t", np.dtype([("i", "i4")]))
+        t.append(values.view(t.dtype))
+        t.cols.i.create_csindex()
+        return [t.read_sorted("i", start=a, stop=b, step=c)["i"].tolist()
+                for a, b, c in windows]
+
+
+def test_read_sorted_takes_pytables_index_ranges(tmp_path: Path) -> None:
+    # not slice rules: a start alone is one row, a negative step counts from the top
+    got = _read_sorted_windows(hyperslab, tmp_path / "h.h5")
+    assert got == _read_sorted_windows(tables, tmp_path / "t.h5")
+    assert got[0] == [16] and got[1] == list(range(75, 45, -1))
