@@ -221,3 +221,24 @@ def test_read_sorted_takes_pytables_index_ranges(tmp_path: Path) -> None:
     got = _read_sorted_windows(hyperslab, tmp_path / "h.h5")
     assert got == _read_sorted_windows(tables, tmp_path / "t.h5")
     assert got[0] == [16] and got[1] == list(range(75, 45, -1))
+
+
+# ---------------------------------------------------------------------- append_where
+def _append_where_session(lib: Any, path: Path) -> tuple[list[int], list[int], str]:
+    with lib.open_file(path, "w") as f:
+        src = f.create_table("/", "src", np.dtype([("x", "i4"), ("y", "f8")]))
+        src.append([(i, i / 2) for i in range(10)])
+        whole, ranged = f.create_table("/", "whole", src.dtype), f.create_table(
+            "/", "ranged", src.dtype)
+        src.append_where(whole)
+        src.append_where(ranged, start=1, stop=9, step=3)
+        seen = (whole.col("x").tolist(), ranged.col("x").tolist())
+    with pytest.raises(lib.ClosedNodeError) as info:
+        src.append_where(whole, "x > 3")
+    return seen[0], seen[1], type(info.value).__name__
+
+
+def test_append_where_without_condition_and_closed(tmp_path: Path) -> None:
+    got = _append_where_session(hyperslab, tmp_path / "h.h5")
+    assert got == _append_where_session(tables, tmp_path / "t.h5")
+    assert got[0] == list(range(10))
