@@ -5,6 +5,7 @@ oracle."""
 from __future__ import annotations
 
 import shutil
+from contextlib import nullcontext
 from pathlib import Path
 from typing import Any
 
@@ -242,3 +243,38 @@ def test_append_where_without_condition_and_closed(tmp_path: Path) -> None:
     got = _append_where_session(hyperslab, tmp_path / "h.h5")
     assert got == _append_where_session(tables, tmp_path / "t.h5")
     assert got[0] == list(range(10))
+
+
+# ---------------------------------------------------------------------- warnings
+@pytest.mark.parametrize("lib", [hyperslab, tables], ids=["hyperslab", "tables"])
+def test_new_child_shadowed_by_an_attribute_warns(lib: Any, tmp_path: Path) -> None:
+    with lib.open_file(tmp_path / "a.h5", "w") as f:
+        f.root.test, f.root.lnk = "attr", 1
+        with pytest.warns(lib.NaturalNameWarning, match="already has an attribute named"):
+            child = f.create_array(f.root, "test", [1])
+        with pytest.warns(lib.NaturalNameWarning, match="``lnk``"):
+            f.create_soft_link(f.root, "lnk", "/test")
+        assert f.root.test == "attr" and f.get_node("/test") is child
+        del f.root.test
+        assert f.root.test is child
+
+
+def _old_flavor_session(lib: Any, path: Path) -> list[object]:
+    shutil.copy(PT_TESTS / "oldflavor_numeric.h5", path)
+    seen: list[object] = []
+    with lib.open_file(path, "a") as f:
+        for name in ("array1", "carray1", "vlarray1", "array2"):
+            node = f.get_node("/", name)
+            # no warning for 'python' (warnings are errors here)
+            with pytest.warns(lib.FlavorWarning) if name != "array2" else nullcontext():
+                data = node.read()
+                node.copy("/", name + "copy")
+            seen += [node.flavor, type(data).__name__]
+        seen.append(f.root.array1copy.flavor)
+    return seen
+
+
+def test_unavailable_flavors_are_kept_and_warn(tmp_path: Path) -> None:
+    got = _old_flavor_session(hyperslab, tmp_path / "h.h5")
+    assert got == _old_flavor_session(tables, tmp_path / "t.h5")
+    assert got[:2] == ["numeric", "ndarray"]

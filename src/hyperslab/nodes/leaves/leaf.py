@@ -282,7 +282,9 @@ class Leaf(DirectChunking, LeafCompat, PlainNode):
         """The flavor of read results: 'numpy' or 'python' (lists and Python scalars).
 
         Kept in the ``FLAVOR`` attribute, as PyTables does: setting it writes the
-        attribute, deleting it removes the attribute (back to 'numpy').
+        attribute, deleting it removes the attribute (back to 'numpy').  A flavor stored
+        that is not available (e.g. 'numeric' of PyTables 1.x files) is reported as it
+        is, and reads give NumPy arrays with a :class:`~hyperslab.errors.FlavorWarning`.
 
         Raises
         ------
@@ -338,10 +340,12 @@ class Leaf(DirectChunking, LeafCompat, PlainNode):
         return data.astype(data.dtype.newbyteorder("="))
 
     def _flavored(self, data: Any) -> Any:
-        """``data`` (an array or NumPy scalar) in the leaf's flavor."""
-        if self.flavor == "python":
-            return internal_to_flavor(data, "python")
-        return data
+        """``data`` (an array or NumPy scalar) in the leaf's flavor (as it is, with a
+        FlavorWarning, for a flavor stored by another tool that is not available here)."""
+        flavor = self.flavor
+        if flavor == "numpy":
+            return data
+        return internal_to_flavor(data, flavor)
 
     def _check_out_flavor(self) -> None:
         if self.flavor != "numpy":
