@@ -278,3 +278,15 @@ def test_unavailable_flavors_are_kept_and_warn(tmp_path: Path) -> None:
     got = _old_flavor_session(hyperslab, tmp_path / "h.h5")
     assert got == _old_flavor_session(tables, tmp_path / "t.h5")
     assert got[:2] == ["numeric", "ndarray"]
+
+
+@pytest.mark.parametrize("lib", [hyperslab, tables], ids=["hyperslab", "tables"])
+@pytest.mark.parametrize(("name", "path"), [("smpl_unsupptype.h5", "/CompoundChunked"),
+                                            ("scalar.h5", "/variable length string")])
+def test_loading_an_unimplemented_node_warns(lib: Any, name: str, path: str) -> None:
+    with lib.open_file(PT_TESTS / name) as f:
+        with pytest.warns(UserWarning) as record:
+            node = f.get_node(path)
+        assert isinstance(node, lib.UnImplemented)
+        assert any("UnImplemented" in str(w.message) for w in record)
+        assert f.get_node(path) is node  # cached: no second warning
