@@ -412,6 +412,14 @@ class Leaf(DirectChunking, LeafCompat, PlainNode):
             return out
         return self._flavored(data)
 
+    def _read_numpy(self, start: int, stop: int) -> AnyArray:
+        """Rows ``start:stop`` as a NumPy array whatever the flavor, without its warning
+        (for file nodes, whose bytes old files may store with a flavor not available)."""
+        key: list[Any] = [slice(None)] * self.ndim
+        key[self.maindim] = slice(start, stop)
+        with self._shared():
+            return self._native(read_selection(self._dataset, tuple(key), self._engine))
+
     def __array__(self, dtype: Any = None, copy: bool | None = None) -> AnyArray:
         """The whole leaf read as a NumPy array (``numpy.asarray(leaf)``), whatever its
         flavor.
