@@ -335,8 +335,21 @@ def test_indexes_follow_changes(tmp_path: Path, force_index: list[int], auto: bo
                                       _expected(new, "i > 3", {}, (None,) * 3))
 
 
+def _read_sorted_window(order: np.ndarray, start: Any, stop: Any, step: Any) -> np.ndarray:
+    """What PyTables' read_sorted reads of ``order`` (Index.read_indices' rules, bounds
+    clipped): a start alone is one row, and a negative step takes start:stop of the
+    descending order."""
+    if start is not None and stop is None:
+        stop = start + 1
+    start, stop = (None if v is None else max(v, 0) for v in (start, stop))
+    if step is not None and step < 0:
+        return order[::-1][start:stop:-step]
+    return order[start:stop:step]
+
+
 @pytest.mark.parametrize("window", [(None, None, None), (5, 50, 3), (None, None, -1),
-                                    (250, 10, -7), (-20, None, None), (3, 4, None)])
+                                    (250, 10, -7), (-20, None, None), (3, 4, None),
+                                    (7, None, 2), (10, 60, -3), (0, 400, -1)])
 def test_read_sorted_and_itersorted(tmp_path: Path, window: tuple[Any, Any, Any]) -> None:
     data = _data(257, 5)
     with hyperslab.open_file(tmp_path / "t.h5", "w") as f:
@@ -346,9 +359,11 @@ def test_read_sorted_and_itersorted(tmp_path: Path, window: tuple[Any, Any, Any]
         for name in ("i", "f", "s"):
             table.cols._f_col(name).create_csindex()
         for name in ("i", "f", "s"):
-            order = np.argsort(data[name], kind="stable")[slice(*window)]
+            full = np.argsort(data[name], kind="stable")
             _same_records(table.read_sorted(name, checkCSI=True, start=window[0],
-                                            stop=window[1], step=window[2]), data[order])
+                                            stop=window[1], step=window[2]),
+                          data[_read_sorted_window(full, *window)])
+            order = full[slice(*window)]  # itersorted: slice rules
             got = [row.nrow for row in table.itersorted(table.cols._f_col(name), False,
                                                         *window)]
             assert got == order.tolist()

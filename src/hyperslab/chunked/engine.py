@@ -330,8 +330,8 @@ class ChunkEngine:
                     raise self._corrupt(grid, exc) from exc
                 return np.frombuffer(raw, dtype=self._dtype)[0]
             frame, mask = found if found is not None else dataset.read_raw_chunk(grid)
-        except NoSuchChunkError:
-            return np.asarray(self._fill_value(), dtype=self._dtype)[()]
+        except NoSuchChunkError:  # np.full, not np.asarray: a subarray fill keeps its shape
+            return np.full((), self._fill_value(), dtype=self._dtype)[()]
         if not mask & _SKIP_FIRST_FILTER:
             try:
                 return cframe.decode_item(frame, inner, self._dtype, chunkshape=chunkshape)

@@ -35,6 +35,7 @@ from hyperslab import parameters
 from hyperslab.errors import NodeError
 from hyperslab.nodes.files.link import Link
 from hyperslab.nodes.leaves.array import Array, CArray, EArray
+from hyperslab.nodes.leaves.flavor import warn_unavailable
 from hyperslab.nodes.leaves.leaf import Leaf
 from hyperslab.nodes.leaves.vlarray import VLArray
 from hyperslab.nodes.tables.table import Table
@@ -171,6 +172,8 @@ def _copy(node: Node, target: Group, newname: str, recursive: bool,
     elif isinstance(node, Leaf) and set(options) & _LEAF_OPTIONS:
         _copy_leaf_with_options(node, target, newname, options)
     else:
+        if isinstance(node, Leaf):  # PyTables reads the data, which warns
+            warn_unavailable(node.flavor, node._v_pathname)
         tree.copy_object(node._v_parent._g_h5id, node._v_name, target._g_h5id, newname)
         target._g_child_added(newname, node._c_kind)
         if isinstance(node, Leaf):

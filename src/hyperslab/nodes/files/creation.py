@@ -22,7 +22,7 @@ from hyperslab.nodes.leaves.vlcreate import (
 )
 from hyperslab.nodes.tables.create import create_table
 from hyperslab.nodes.tables.table import Table
-from hyperslab.nodes.tree.group import Group
+from hyperslab.nodes.tree.group import Group, warn_if_shadowed
 from hyperslab.nodes.tree.naming import check_name, join_path, normalize_path
 from hyperslab.nodes.tree.node import Node
 from hyperslab.storage import attributes as raw
@@ -57,6 +57,7 @@ class NodeCreation(FileMixin):
             raise NodeError(
                 f"group ``{parent._v_pathname}`` already has a child node named ``{name}``"
             )
+        warn_if_shadowed(parent, name)
         return name
 
     def _new_group(self, parent: Group, name: str, title: str, filters: Filters | None) -> Group:

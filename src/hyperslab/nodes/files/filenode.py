@@ -301,8 +301,7 @@ class RawPyTablesIO(io.RawIOBase):
         return int(array.size)
 
     def _read_bytes(self, node: EArray, start: int, stop: int) -> bytes:
-        data: np.ndarray = node.read(start, stop)
-        return data.tobytes()
+        return node._read_numpy(start, stop).tobytes()  # a 'numarray' FLAVOR of v1 nodes
 
     def _append_zeros(self, node: EArray, count: int) -> None:
         """Append ``count`` zero bytes without moving the position (nothing if ``count <= 0``)."""

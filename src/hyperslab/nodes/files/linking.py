@@ -13,7 +13,7 @@ from typing import Any
 from hyperslab.errors import NodeError
 from hyperslab.nodes.files.core import FileMixin
 from hyperslab.nodes.files.link import ExternalLink, SoftLink
-from hyperslab.nodes.tree.group import Group
+from hyperslab.nodes.tree.group import Group, warn_if_shadowed
 from hyperslab.nodes.tree.naming import check_name
 from hyperslab.nodes.tree.node import Node
 from hyperslab.storage import tree
@@ -31,6 +31,7 @@ class LinkCreation(FileMixin):
             raise NodeError(
                 f"group ``{parent._v_pathname}`` already has a child node named ``{name}``"
             )
+        warn_if_shadowed(parent, name)
         return parent
 
     def create_hard_link(

@@ -16,7 +16,13 @@ import numpy as np
 from hyperslab.errors import HDF5ExtError, NodeError, NoSuchNodeError
 from hyperslab.nodes.files.core import FileMixin
 from hyperslab.nodes.files.link import ExternalLink, SoftLink, Unknown
-from hyperslab.nodes.files.registry import class_by_name, class_for_classid, leaf_class
+from hyperslab.nodes.files.registry import (
+    class_by_name,
+    class_for_classid,
+    leaf_class,
+    warn_unimplemented,
+)
+from hyperslab.nodes.leaves.array import UnImplemented
 from hyperslab.nodes.tree.group import Group
 from hyperslab.nodes.tree.naming import (
     check_name,
@@ -120,7 +126,10 @@ class NodeLookup(FileMixin):
         if kind is Kind.GROUP:
             return Group(self, path, h5id, class_value)
         if kind is Kind.DATASET:
-            return leaf_class(h5id)(self, path, h5id, class_value)
+            cls = leaf_class(h5id)
+            if cls is UnImplemented:
+                warn_unimplemented(path, classid)
+            return cls(self, path, h5id, class_value)
         return Unknown(self, path, h5id)
 
     def _unopened_node(self, gid: Any, name: str, path: str, exc: HDF5ExtError) -> Node:

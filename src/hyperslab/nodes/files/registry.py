@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import warnings
 from typing import Any
 
 from hyperslab.nodes.files.link import ExternalLink, Link, SoftLink, Unknown
@@ -87,6 +88,17 @@ def leaf_class(h5id: Any) -> type[Leaf]:
     classid = raw.read_string_attribute(h5id, "CLASS")
     known = None if classid is None else LEAF_CLASSES.get(classid)
     return known if known is not None else _guess_leaf_class(Dataset(h5id))
+
+
+def warn_unimplemented(path: str, classid: str | None) -> None:
+    """The ``UserWarning`` PyTables gives when it loads the dataset at ``path`` (of CLASS
+    ``classid``, if any) as an :class:`UnImplemented` node."""
+    if classid is None:
+        message = f"leaf ``{path}`` is of an unsupported type"
+    else:
+        message = f"leaf ``{path}`` has an unknown class ID ``{classid}``"
+    warnings.warn(f"{message}; it will become an ``UnImplemented`` node", UserWarning,
+                  stacklevel=4)
 
 
 def _guess_leaf_class(dataset: Dataset) -> type[Leaf]:

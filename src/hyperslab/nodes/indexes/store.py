@@ -595,19 +595,12 @@ class ColumnIndex:
     @staticmethod
     def _read_range(read: Any, length: int, start: int | None, stop: int | None,
                     step: int | None) -> AnyArray:
-        if start is not None and stop is None:
-            stop = start + 1
-        first = 0 if start is None else operator.index(start)
-        end = length if stop is None else operator.index(stop)
-        stride = 1 if step is None else operator.index(step)
-        if stride == 0:
-            raise ValueError("slice step cannot be zero")
-        first, end = min(max(first, 0), length), min(max(end, 0), length)
-        if first >= end:
+        positions = index_positions(length, start, stop, step)
+        if not positions:
             return read(0, 0)
-        if stride < 0:
-            first, end = length - end, length - first
-        return read(first, end)[::stride]
+        lo = min(positions[0], positions[-1])
+        block = read(lo, max(positions[0], positions[-1]) + 1)
+        return block[positions.start - lo :: positions.step]
 
     def __getitem__(self, key: Any) -> Any:
         """``indices`` at a position (negative counts from the end) or in a slice."""
@@ -762,10 +755,34 @@ def _open_group(table: TableSource, path: str) -> Any:
     return gid
 
 
+def index_positions(length: int, start: int | None, stop: int | None,
+                    step: int | None) -> range:
+    """The positions of an index's order that PyTables' ``Index.read_indices(start, stop,
+    step)`` (and so ``Table.read_sorted``) reads, ``length`` being the entries.
+
+    Not slice rules: a ``start`` alone reads one position, and a negative ``step`` reads
+    ``start:stop`` counted from the end, backwards (``step=-1`` gives the positions of
+    ``start:stop`` of the descending order).  Bounds are clipped to ``0 .. length``.
+    """
+    if start is not None and stop is None:
+        stop = operator.index(start) + 1
+    first = 0 if start is None else operator.index(start)
+    end = length if stop is None else operator.index(stop)
+    stride = 1 if step is None else operator.index(step)
+    if stride == 0:
+        raise ValueError("slice step cannot be zero")
+    first, end = min(max(first, 0), length), min(max(end, 0), length)
+    if first >= end:
+        return range(0)
+    if stride < 0:
+        return range(length - first - 1, length - end - 1, stride)
+    return range(first, end, stride)
+
 __all__ = [
     "TABLE_ADDRESS",
     "ColumnIndex",
     "Run",
+    "index_positions",
     "open_index",
     "sorted_unique",
 ]

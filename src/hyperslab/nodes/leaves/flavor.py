@@ -109,18 +109,31 @@ def check_flavor(flavor: str) -> None:
 
 
 def stored_flavor(value: Any) -> str:
-    """The flavor a ``FLAVOR`` attribute value stands for: an old name's replacement, the
-    internal flavor for a missing or unavailable one (as PyTables reads it).
+    """The flavor a ``FLAVOR`` attribute value stands for, as PyTables reads it: an old
+    name's replacement, the internal flavor for a missing one, and an unavailable one
+    kept as it is (reads then warn and give the internal flavor).
 
     Examples
     --------
     >>> stored_flavor("Tuple"), stored_flavor(b"python"), stored_flavor(None)
     ('python', 'python', 'numpy')
+    >>> stored_flavor("numeric")
+    'numeric'
     """
     if isinstance(value, bytes):
         value = value.decode("ascii", "replace")
-    flavor = alias_map.get(value, value) if isinstance(value, str) else None
-    return flavor if flavor in all_flavors else internal_flavor
+    if not isinstance(value, str):
+        return internal_flavor
+    return alias_map.get(value, value)
+
+
+def warn_unavailable(flavor: str, pathname: str) -> None:
+    """Warn (:class:`~hyperslab.errors.FlavorWarning`) if the flavor stored for the node
+    ``pathname`` is not available here, as PyTables' reads do when a node is copied."""
+    if flavor not in all_flavors:
+        warnings.warn(f"flavor ``{flavor}`` of ``{pathname}`` is unsupported or unavailable "
+                      f"in this system; its data are copied as ``{internal_flavor}``",
+                      FlavorWarning, stacklevel=3)
 
 
 def array_of_flavor2(array: Any, src_flavor: str, dst_flavor: str) -> Any:
@@ -211,4 +224,5 @@ __all__ = [
     "check_flavor", "converter_map", "description_map", "flavor_of", "flavor_to_flavor",
     "identifier_map", "internal_flavor", "internal_to_flavor", "restrict_flavors",
     "stored_flavor",
+    "warn_unavailable",
 ]

@@ -282,7 +282,9 @@ class Leaf(DirectChunking, LeafCompat, PlainNode):
         """The flavor of read results: 'numpy' or 'python' (lists and Python scalars).
 
         Kept in the ``FLAVOR`` attribute, as PyTables does: setting it writes the
-        attribute, deleting it removes the attribute (back to 'numpy').
+        attribute, deleting it removes the attribute (back to 'numpy').  A flavor stored
+        that is not available (e.g. 'numeric' of PyTables 1.x files) is reported as it
+        is, and reads give NumPy arrays with a :class:`~hyperslab.errors.FlavorWarning`.
 
         Raises
         ------
@@ -338,10 +340,12 @@ class Leaf(DirectChunking, LeafCompat, PlainNode):
         return data.astype(data.dtype.newbyteorder("="))
 
     def _flavored(self, data: Any) -> Any:
-        """``data`` (an array or NumPy scalar) in the leaf's flavor."""
-        if self.flavor == "python":
-            return internal_to_flavor(data, "python")
-        return data
+        """``data`` (an array or NumPy scalar) in the leaf's flavor (as it is, with a
+        FlavorWarning, for a flavor stored by another tool that is not available here)."""
+        flavor = self.flavor
+        if flavor == "numpy":
+            return data
+        return internal_to_flavor(data, flavor)
 
     def _check_out_flavor(self) -> None:
         if self.flavor != "numpy":
@@ -408,6 +412,14 @@ class Leaf(DirectChunking, LeafCompat, PlainNode):
             return out
         return self._flavored(data)
 
+    def _read_numpy(self, start: int, stop: int) -> AnyArray:
+        """Rows ``start:stop`` as a NumPy array whatever the flavor, without its warning
+        (for file nodes, whose bytes old files may store with a flavor not available)."""
+        key: list[Any] = [slice(None)] * self.ndim
+        key[self.maindim] = slice(start, stop)
+        with self._shared():
+            return self._native(read_selection(self._dataset, tuple(key), self._engine))
+
     def __array__(self, dtype: Any = None, copy: bool | None = None) -> AnyArray:
         """The whole leaf read as a NumPy array (``numpy.asarray(leaf)``), whatever its
         flavor.
@@ -455,10 +467,11 @@ class Leaf(DirectChunking, LeafCompat, PlainNode):
             with self._shared():
                 block = self._native(read_selection(self._dataset, tuple(key),
                                                     self._engine))
+            if maindim > 0:  # PyTables swaps the main axis with the first, not moves it
+                block = block.swapaxes(maindim, 0)
             for i in range(len(part)):
                 self.nrow = part[i]
-                yield self._flavored(block.take(i, axis=maindim) if block.ndim > 1
-                                     else block[i])
+                yield self._flavored(block[i])
 
     def __iter__(self) -> Iterator[Any]:
         return self.iterrows()

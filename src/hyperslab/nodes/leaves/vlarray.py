@@ -245,7 +245,7 @@ class VLArray(Leaf):
         atom = self.atom
         if isinstance(atom, PseudoAtom):
             return atom.fromarray(row)
-        return row.tolist() if self.flavor == "python" else row
+        return self._flavored(row)
 
     # ------------------------------------------------------------------ writing
     def append(self, sequence: Any) -> None:

@@ -34,7 +34,7 @@ from hyperslab.nodes.atoms.description import field_of
 from hyperslab.nodes.indexes import layout as indexlayout
 from hyperslab.nodes.indexes.build import build_index
 from hyperslab.nodes.indexes.state import MalformedIndexError
-from hyperslab.nodes.indexes.store import ColumnIndex, open_index
+from hyperslab.nodes.indexes.store import ColumnIndex, index_positions, open_index
 from hyperslab.nodes.tables.columns import Column
 from hyperslab.nodes.tree.group import Group
 from hyperslab.storage import attributes as raw
@@ -340,12 +340,10 @@ class TableIndexes:
                              f"table `{table._v_pathname}`, but the existing one is not")
         return index
 
-    def sorted_rows(self, index: ColumnIndex, start: int | None, stop: int | None,
-                    step: int | None, batch_rows: int = _SORTED_BATCH_ROWS
-                    ) -> Iterator[AnyArray]:
-        """Row numbers in index order ``start:stop:step`` (slice rules over the sorted
-        positions, a negative step going down), in batches of ``batch_rows``."""
-        positions = range(*slice(start, stop, step).indices(index.nelements))
+    def sorted_rows(self, index: ColumnIndex, positions: range,
+                    batch_rows: int = _SORTED_BATCH_ROWS) -> Iterator[AnyArray]:
+        """Row numbers at ``positions`` of the index's order, in batches of
+        ``batch_rows``."""
         # Each batch reads the index's row numbers over the positions it spans.
         batch = max(1, min(batch_rows, batch_rows * 16 // abs(positions.step)))
         for begin in range(0, len(positions), batch):
@@ -355,8 +353,8 @@ class TableIndexes:
             wanted = np.arange(part.start - lo, part.stop - lo, part.step)
             yield np.ascontiguousarray(block[wanted], dtype=np.int64)
 
-    def sorted_records(self, index: ColumnIndex, start: int | None, stop: int | None,
-                       step: int | None, batch_rows: int = _SORTED_BATCH_ROWS
+    def sorted_records(self, index: ColumnIndex, positions: range,
+                       batch_rows: int = _SORTED_BATCH_ROWS
                        ) -> Iterator[tuple[AnyArray, AnyArray]]:
         """``(rows, records)`` in index order (see :meth:`sorted_rows`), each batch read
         with the table's lock held shared, from the index as it was at the start.
@@ -373,7 +371,7 @@ class TableIndexes:
         table = self.table
         io = table._ready()
         state = index.state
-        batches = self.sorted_rows(index, start, stop, step, batch_rows)
+        batches = self.sorted_rows(index, positions, batch_rows)
         while True:
             with table._shared():
                 if self.indexes.get(index.colpath) is not index or index.state is not state:
@@ -394,7 +392,8 @@ class TableIndexes:
         index = self.sortby_index(sortby, check_csi)
         itemsize = self.table.dtype.itemsize
         batch_rows = max(_SORTED_BATCH_ROWS, _COPY_BATCH_BYTES // max(1, itemsize))
-        for _rows, records in self.sorted_records(index, start, stop, step, batch_rows):
+        positions = range(*slice(start, stop, step).indices(index.nelements))
+        for _rows, records in self.sorted_records(index, positions, batch_rows):
             yield records
 
 
@@ -536,8 +535,10 @@ class IndexedTable:
                     stop: int | None = None, step: int | None = None) -> AnyArray:
         """Read the rows in the order of the ``sortby`` column's index.
 
-        ``start:stop:step`` selects positions in that order (slice rules; a negative step
-        reads in descending order).  The column needs a 'full' index
+        ``start``, ``stop`` and ``step`` select positions in that order by PyTables'
+        ``Index.read_indices`` rules, not a slice's: a ``start`` alone reads one row, and a
+        negative ``step`` reads positions ``start:stop`` of the descending order.  The
+        column needs a 'full' index
         (:meth:`~hyperslab.nodes.tables.columns.Column.create_csindex`); with ``checkCSI`` it
         must be completely sorted (CSI).
 
@@ -553,7 +554,9 @@ class IndexedTable:
         if field is not None:
             field_of(np.zeros(0, table.dtype), field)  # check the name before reading
         index = indexing.sortby_index(sortby, checkCSI)
-        parts = [records for _, records in indexing.sorted_records(index, start, stop, step)]
+        # PyTables reads index[start:stop:step]: the index's range rules, not a slice's
+        positions = index_positions(index.nelements, start, stop, step)
+        parts = [records for _, records in indexing.sorted_records(index, positions)]
         records = np.concatenate(parts) if parts else np.empty(0, dtype=table.dtype)
         return table._flavored(table._field(records, field))
 
@@ -561,7 +564,8 @@ class IndexedTable:
                    start: int | None = None, stop: int | None = None,
                    step: int | None = None) -> Iterator[Row]:
         """Iterate over the rows in the order of the ``sortby`` column's index, streaming
-        (see :meth:`read_sorted` for the arguments).
+        (see :meth:`read_sorted`; here ``start:stop:step`` is a slice of that order, as in
+        PyTables).
 
         Rows appended meanwhile are not part of the iteration.  If the index changes before
         the end (the table is flushed after appends, or rows are changed), the next step
@@ -569,7 +573,8 @@ class IndexedTable:
         """
         indexing = self._indexing
         index = indexing.sortby_index(sortby, checkCSI)
-        return indexing.table._rows_at(indexing.sorted_records(index, start, stop, step))
+        positions = range(*slice(start, stop, step).indices(index.nelements))
+        return indexing.table._rows_at(indexing.sorted_records(index, positions))
 
 
 __all__ = ["IndexedTable", "TableIndexes"]

@@ -65,12 +65,23 @@ class QueryableTable:
         return cast("Table", self)._flavored(coords)
 
     def append_where(
-        self, dstTable: Table, condition: str,  # PyTables' name
+        self, dstTable: Table, condition: str | None = None,  # PyTables' name
         condvars: dict[str, Any] | None = None, start: int | None = None,
         stop: int | None = None, step: int | None = None,
     ) -> int:
-        """Append the rows that fulfil ``condition`` to ``dstTable``; return how many."""
+        """Append the rows that fulfil ``condition`` (every row of ``start:stop:step``
+        without one) to ``dstTable``; return how many.
+
+        Raises
+        ------
+        ClosedNodeError
+            If this table is closed.
+        FileModeError
+            If ``dstTable``'s file is read-only.
+        """
         from hyperslab.compute import queries
+
+        cast("Table", self)._g_check_open()
 
         return queries.append_where(self, dstTable, condition, condvars, start, stop, step,
                                     depth=1)

@@ -408,3 +408,15 @@ class ChildrenView(Mapping[str, Node]):
 
     def __repr__(self) -> str:
         return f"{{{', '.join(repr(n) + ': ...' for n in self)}}}"
+
+
+def warn_if_shadowed(group: Group, name: str) -> None:
+    """Warn (:class:`NaturalNameWarning`, as PyTables) when a child ``name`` about to be
+    added to ``group`` is hidden from natural naming by a Python attribute of that name."""
+    if name in group.__dict__:
+        warnings.warn(
+            f"group ``{group._v_pathname}`` already has an attribute named ``{name}``; you "
+            f"will not be able to use natural naming to access the child node",
+            NaturalNameWarning,
+            stacklevel=4,
+        )
