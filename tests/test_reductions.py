@@ -132,6 +132,15 @@ def test_reductions_match_numpy(tmp_path_factory: pytest.TempPathFactory,
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", RuntimeWarning)
             got = getattr(f.root.a, op)(**kwargs)
+    if op == "prod" and native.dtype.kind == "f" and not np.all(np.isfinite(want)):
+        # A real product NumPy overflowed in its own order of multiplications may not
+        # overflow in another (float16: partial products above 65504 that later factors
+        # bring back): where the product computed in float64 is finite in the dtype,
+        # that value is right too.
+        with np.errstate(all="ignore"):
+            exact = _numpy(native.astype(np.float64), op, kwargs)
+            exact = np.asarray(exact).astype(native.dtype)
+        want = np.where(np.isfinite(exact) & np.isfinite(got), exact, want)[()]
     _assert_same(got, want, data.dtype, f"{op}({kwargs})")
 
 
