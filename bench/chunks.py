@@ -61,6 +61,7 @@ from typing import Any
 from bench import prog_name
 from bench._report import format_markdown, write_reports
 from bench.harness import (
+    HYPERSLAB_MODULES,
     BenchmarkError,
     BenchmarkResult,
     BenchmarkSpec,
@@ -104,7 +105,7 @@ CASES = ("index", "random_reads")
 READS_PREFIX = "random_reads_"
 
 RIVALS = (
-    Rival("hyperslab", ("hyperslab",), probe="hyperslab:open_file"),
+    Rival("hyperslab", HYPERSLAB_MODULES, probe="hyperslab:open_file"),
     Rival("PyTables", ("tables",)),
     Rival("h5py", ("h5py", "hdf5plugin")),
 )

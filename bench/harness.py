@@ -61,6 +61,11 @@ REPO_ROOT = BENCH_DIR.parent
 DEFAULT_TIMEOUT = 1800.0
 """Seconds one fresh-process run may take before it is killed."""
 
+HYPERSLAB_MODULES = ("hyperslab", "hyperslab.nodes.files.file")
+"""What a hyperslab rival imports before its timing: the package and the modules of files
+and nodes, which it loads on first use (h5py, hdf5plugin...), as ``import tables`` loads
+PyTables' own; so that neither library's imports fall inside a timed case."""
+
 VERSION_PACKAGES = ("hyperslab", "tables", "h5py", "hdf5plugin", "blosc2", "numpy")
 """Distributions whose versions every report lists."""
 

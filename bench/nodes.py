@@ -42,6 +42,7 @@ from typing import Any
 
 from bench import prog_name
 from bench.harness import (
+    HYPERSLAB_MODULES,
     BenchmarkError,
     BenchmarkSpec,
     Case,
@@ -119,7 +120,7 @@ CASES = (
 )
 
 RIVALS = (
-    Rival("hyperslab", ("hyperslab",), probe="hyperslab:open_file"),
+    Rival("hyperslab", HYPERSLAB_MODULES, probe="hyperslab:open_file"),
     Rival("PyTables", ("tables",)),
     Rival("h5py", ("h5py",)),
 )
