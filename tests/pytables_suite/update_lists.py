@@ -27,8 +27,9 @@ from hyperslab_as_tables import read_list  # noqa: E402
 
 REASONS: list[tuple[str, str]] = [
     # (regular expression on the first error line, reason)
-    (r"tables\.scripts", "tables.scripts (ptdump, pttree, ptrepack) are not provided: "
-     "hyperslab's dump, tree and repack tools come with a later issue"),
+    (r"tables\.scripts", "tables.scripts (PyTables' ptdump, pttree and ptrepack modules, "
+     "which test_utils imports) is not provided: hyperslab's own commands do their jobs "
+     "(hyperslab dump, tree, repack)"),
     (r"will_query_use_indexing|IndexedTableUsage",
      "hyperslab's planner uses indexes for more conditions than PyTables (!=, negations)"),
     (r"flush_rows_to_index|_indexedrows|_unsaved_indexedrows|_v_dtype",
