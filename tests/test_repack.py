@@ -271,3 +271,47 @@ def test_the_statistics_count_the_bytes_copied_once(tmp_path: Path) -> None:
         f.create_hard_link("/", "b", a)
     stats = repack(src, tmp_path / "dst.h5", options=RepackOptions(progress=False))
     assert (stats.leaves, stats.hardlinks, stats.bytes) == (1, 1, 8000)
+
+
+class _Terminal(io.StringIO):
+    def isatty(self) -> bool:
+        return True
+
+
+@pytest.mark.parametrize(("progress", "shown"), [(None, True), (False, False), (True, True)])
+def test_a_sorted_table_copy_shows_its_rows_on_a_terminal(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, progress: Any, shown: bool) -> None:
+    """``Table.copy(sortby=...)`` draws a bar of the rows copied: by default for a million
+    rows or more where stderr is a terminal (the threshold lowered here), never with
+    ``progress=False``; the rows come out sorted either way."""
+    from hyperslab.nodes.files import copying
+
+    monkeypatch.setattr(copying, "PROGRESS_MIN_ROWS", 10)
+    stderr = _Terminal()
+    monkeypatch.setattr("sys.stderr", stderr)
+    values = np.random.default_rng(3).permutation(500).astype(np.int64)
+    with hyperslab.open_file(tmp_path / "t.h5", "w") as f:
+        table = f.create_table("/", "t", np.dtype([("a", "<i8")]))
+        table.append(values.view([("a", "<i8")]))
+        table.cols.a.create_csindex(progress=False)
+        kwargs = {} if progress is None else {"progress": progress}
+        copy = table.copy(newname="s", sortby="a", **kwargs)
+        np.testing.assert_array_equal(copy.cols.a[:], np.arange(500))
+    assert ("copying /t" in stderr.getvalue() and "500/500" in stderr.getvalue()) == shown
+
+
+def test_index_builds_show_a_bar_by_default_only_on_a_terminal(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``create_index()`` with no ``progress``: a bar for big builds on a terminal only."""
+    from hyperslab.nodes.indexes import progress as index_progress
+
+    monkeypatch.setattr(index_progress, "PROGRESS_MIN_ROWS", 10)
+    values = np.arange(300, dtype=np.int64).view([("a", "<i8")])
+    for terminal in (True, False):
+        stderr = _Terminal() if terminal else io.StringIO()
+        monkeypatch.setattr("sys.stderr", stderr)
+        with hyperslab.open_file(tmp_path / f"i{terminal}.h5", "w") as f:
+            table = f.create_table("/", "t", np.dtype([("a", "<i8")]))
+            table.append(values)
+            table.cols.a.create_index()
+        assert ("300/300" in stderr.getvalue()) == terminal

@@ -416,7 +416,8 @@ class _Repack:
             new = table.copy(dstgroup, name, filters=self._filters(table),
                              chunkshape=options.chunkshape, copyuserattrs=False,
                              sortby=options.sortby, checkCSI=options.checkCSI,
-                             propindexes=options.propindexes)
+                             propindexes=options.propindexes,
+                             progress=False)  # the repack's own bar counts it
             self._advance(_nbytes(table))
             return new
         new = dstgroup._v_file.create_table(

@@ -14,6 +14,8 @@ Options (PyTables' names, all optional):
 * ``start``, ``stop``, ``step``: the rows of a leaf to copy;
 * ``copyuserattrs`` (default true): copy the user attributes (the flavor always is);
 * ``sortby``, ``checkCSI``, ``propindexes``: for tables (see ``Table.copy``);
+* ``progress``: a progress bar of a table's rows copied (True, False; by default one for
+  sorted copies of a million rows or more where stderr is a terminal), hyperslab's own;
 * ``stats``: a dict whose ``groups``, ``leaves``, ``links``, ``bytes`` and ``hardlinks``
   counts are increased by what is copied;
 * ``use_hardlinks`` (with ``address_map``): in copies of several nodes, an object
@@ -34,6 +36,7 @@ import numpy as np
 from hyperslab import parameters
 from hyperslab.errors import NodeError
 from hyperslab.nodes.files.link import Link
+from hyperslab.nodes.indexes.progress import PROGRESS_MIN_ROWS
 from hyperslab.nodes.leaves.array import Array, CArray, EArray
 from hyperslab.nodes.leaves.flavor import warn_unavailable
 from hyperslab.nodes.leaves.leaf import Leaf
@@ -42,6 +45,7 @@ from hyperslab.nodes.tables.table import Table
 from hyperslab.nodes.tree.group import Group
 from hyperslab.nodes.tree.naming import check_name, is_under, join_path, normalize_path, split_path
 from hyperslab.nodes.tree.node import Node
+from hyperslab.progress import progress_bar
 from hyperslab.storage import attributes as raw
 from hyperslab.storage import tree
 
@@ -54,7 +58,7 @@ _LEAF_OPTIONS = frozenset(
 )
 """Options that may change what a leaf's copy holds (any of them: copied node by node)."""
 _TABLE_OPTIONS = frozenset({"sortby", "checkCSI", "propindexes"})
-_OPTIONS = _LEAF_OPTIONS | {"stats", "use_hardlinks", "address_map"}
+_OPTIONS = _LEAF_OPTIONS | {"stats", "use_hardlinks", "address_map", "progress"}
 _GROUP_OWN = frozenset({"TITLE", "FILTERS"})
 """A group's system attributes that its copy writes itself (from the copy's options)."""
 
@@ -384,6 +388,18 @@ def _new_array(leaf: Leaf, file: File, target: Group, newname: str, data: Any, t
                     f"is not supported")
 
 
+def _copy_bar(table: Table, options: dict[str, Any], sortby: Any) -> Any:
+    """The progress bar of a table copy, counting rows: ``progress=True`` shows it,
+    ``False`` not; by default (None) a sorted copy of a million rows or more shows it
+    where stderr is a terminal."""
+    rows = len(range(*slice(options.get("start"), options.get("stop"),
+                            options.get("step")).indices(table.nrows)))
+    show = options.get("progress")
+    if show is None:
+        show = None if sortby is not None and rows >= PROGRESS_MIN_ROWS else False
+    return progress_bar(rows, f"copying {table._v_pathname}", show=show, unit="rows")
+
+
 def _copy_table(table: Table, target: Group, newname: str, title: str, filters: Any,
                 options: dict[str, Any]) -> Table:
     """Copy rows ``start:stop:step`` of a table, in ``sortby`` order when given (by its
@@ -402,8 +418,10 @@ def _copy_table(table: Table, target: Group, newname: str, title: str, filters: 
                 sortby, bool(options.get("checkCSI", False)), start, stop, step)
         else:
             batches = (records for _, records in table._iter_blocks(start, stop, step))
-        for records in batches:
-            new._append_records(records.copy())
+        with _copy_bar(table, options, sortby) as bar:
+            for records in batches:
+                new._append_records(records.copy())
+                bar.update(len(records))
         new.flush()
         if options.get("propindexes", False):
             for path, index in table.colindexes.items():

@@ -7,7 +7,11 @@ from collections.abc import Callable
 from typing import Any
 
 from hyperslab.nodes.indexes.sort import ProgressFunc
-from hyperslab.progress import progress_bar
+from hyperslab.progress import progress_bar, should_show
+
+PROGRESS_MIN_ROWS = 1_000_000
+"""Builds (and sorted copies) of at least this many rows show a bar by default, where
+stderr is a terminal; smaller ones take about a second at most."""
 
 
 class StderrProgress:
@@ -37,15 +41,19 @@ class StderrProgress:
 
 def progress_for(progress: Any, label: str, nrows: int, total: int) -> ProgressFunc | None:
     """What to call with the units of work done (``total`` in all, for ``nrows`` rows):
-    None for no report, a :class:`StderrProgress` (a bar, shown whatever stderr is) for
-    True, or a function calling the user's ``progress`` with the rows done.
+    None for no report (False, or None for a build of fewer than
+    :data:`PROGRESS_MIN_ROWS` rows or where stderr is no terminal), a
+    :class:`StderrProgress` (a bar) for True or None otherwise, or a function calling the
+    user's ``progress`` with the rows done.
 
     Raises
     ------
     TypeError
-        If ``progress`` is neither a bool nor a callable.
+        If ``progress`` is neither None, a bool nor a callable.
     """
-    if progress is None or progress is False:
+    if progress is None:
+        progress = nrows >= PROGRESS_MIN_ROWS and should_show(None)
+    if progress is False:
         return None
     if progress is True:
         return StderrProgress(label, nrows, total)

@@ -161,7 +161,7 @@ class Column(Reducible):
     def create_index(self, optlevel: int = 6, kind: str = "medium", filters: Any = None,
                      tmp_dir: str | None = None, _blocksizes: Any = None,
                      _testmode: bool = False, _verbose: bool = False,
-                     progress: Any = False) -> int:
+                     progress: Any = None) -> int:
         """Index the column; return the number of rows indexed.
 
         The index is stored in PyTables' own layout (a group ``_i_<table>`` beside the
@@ -187,9 +187,10 @@ class Column(Reducible):
             PyTables' low-level ``(superblocksize, blocksize, slicesize, chunksize)``.
         _testmode, _verbose : bool
             Accepted for PyTables' signature; they change nothing.
-        progress : bool or callable
-            Show a progress bar for long builds, or call ``progress(rows_done)``
-            (hyperslab's own).
+        progress : bool, callable or None
+            A progress bar on stderr (True), none (False), or ``progress(rows_done)``
+            called as the build goes (hyperslab's own); None, the default: a bar for
+            builds of a million rows or more when stderr is a terminal.
 
         Raises
         ------
@@ -215,7 +216,7 @@ class Column(Reducible):
 
     def create_csindex(self, filters: Any = None, tmp_dir: str | None = None,
                        _blocksizes: Any = None, _testmode: bool = False,
-                       _verbose: bool = False, progress: Any = False) -> int:
+                       _verbose: bool = False, progress: Any = None) -> int:
         """Create a completely sorted index (CSI): ``create_index(9, 'full', ...)``."""
         return self.create_index(9, "full", filters, tmp_dir, _blocksizes,
                                  progress=progress)
