@@ -79,10 +79,10 @@ from bench.harness import (
 )
 
 NAME = "daskbench"
-FULL_SHAPE, QUICK_SHAPE = (256, 1024, 1024), (48, 512, 512)
+FULL_SHAPE, QUICK_SHAPE = (256, 1024, 1024), (32, 512, 512)
 CHUNKS = (16, 128, 256)
 FULL_BLOCK_KIB, QUICK_BLOCK_KIB = 32 * 1024, 8 * 1024
-FULL_ROWS, QUICK_ROWS = 20_000_000, 1_000_000
+FULL_ROWS, QUICK_ROWS = 20_000_000, 500_000
 PARTITIONS = 8
 DEFAULT_REPEAT = 3
 PARTS = ("arrays", "table")
@@ -355,7 +355,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     add_common_arguments(parser, default_repeat=DEFAULT_REPEAT)
     parser.add_argument("--quick", action="store_true",
-                        help=f"a {'x'.join(map(str, QUICK_SHAPE))} array (96 MiB), "
+                        help=f"a {'x'.join(map(str, QUICK_SHAPE))} array (64 MiB), "
                         f"{QUICK_ROWS:,} rows, {QUICK_BLOCK_KIB // 1024} MiB blocks")
     parser.add_argument("--shape", type=shape_type, default=None,
                         help=f"array shape (default {','.join(map(str, FULL_SHAPE))})")
@@ -415,7 +415,7 @@ def parse_options(parser: argparse.ArgumentParser, args: argparse.Namespace) -> 
         parser.error(str(exc))
     shape = args.shape or (QUICK_SHAPE if args.quick else FULL_SHAPE)
     return Options(shape, args.chunks, block_kib, nrows, parts, schedulers, codecs, cases,
-                   rivals, args.repeat or DEFAULT_REPEAT)
+                   rivals, args.repeat or (2 if args.quick else DEFAULT_REPEAT))
 
 
 @with_thread_option

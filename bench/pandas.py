@@ -73,7 +73,7 @@ from bench.harness import (
 )
 
 DEFAULT_ROWS = 2_000_000
-QUICK_ROWS = 300_000
+QUICK_ROWS = 200_000
 SEED = 2005
 KEY = "df"
 UNINDEXED_KEY = "noindex"
@@ -359,7 +359,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     add_common_arguments(parser, default_repeat=5)
     parser.add_argument("--rows", type=int, default=None, help=f"rows (default {DEFAULT_ROWS:,})")
-    parser.add_argument("--quick", action="store_true", help=f"{QUICK_ROWS:,} rows, 3 repeats")
+    parser.add_argument("--quick", action="store_true", help=f"{QUICK_ROWS:,} rows, 2 repeats")
     parser.add_argument(
         "--cases", type=comma_list, default=None, help=f"cases ({','.join(CASES)})"
     )
@@ -385,7 +385,7 @@ def main(argv: list[str] | None = None) -> int:
         rivals = pick(LIBRARIES, args.rivals, "rival")
     except BenchmarkError as exc:
         parser.error(str(exc))
-    repeat = args.repeat or (3 if args.quick else 5)
+    repeat = args.repeat or (2 if args.quick else 5)
     if args.tmpdir is not None:
         args.tmpdir.mkdir(parents=True, exist_ok=True)
     folder = Path(tempfile.mkdtemp(prefix="hyperslab-bench-pandas-", dir=args.tmpdir))

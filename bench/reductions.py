@@ -657,7 +657,8 @@ def parse_options(parser: argparse.ArgumentParser, args: argparse.Namespace) -> 
     except BenchmarkError as exc:
         parser.error(str(exc))
     groups = [Group(codec, s, shape) for codec in codecs for s in settings]
-    return Options(shape, groups, cases, rivals, args.repeat or DEFAULT_REPEAT)
+    return Options(shape, groups, cases, rivals,
+                   args.repeat or (2 if args.quick else DEFAULT_REPEAT))
 
 
 def _codec_names(names: Sequence[str] | None) -> list[str] | None:
