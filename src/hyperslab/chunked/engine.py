@@ -337,7 +337,7 @@ class ChunkEngine:
                 return cframe.decode_item(frame, inner, self._dtype, chunkshape=chunkshape)
             except (ValueError, IndexError):
                 pass  # a frame decode_item does not vouch for: decoded whole below
-        return self._decoded(frame, mask, grid, 1)[inner]
+        return self._decoded(frame, mask, grid, 1)[inner]  # (an item of a record is a view)
 
     def _corrupt(self, grid: tuple[int, ...], exc: Exception) -> HDF5ExtError:
         start = tuple(g * c for g, c in zip(grid, self._chunkshape, strict=True))
@@ -506,7 +506,7 @@ class ChunkEngine:
                 items = None  # a block that does not decode alone: the whole chunk below
             if items is not None:
                 return items
-        chunk: AnyArray = self._decoded(point.complete_raw(), point.mask, grid, nthreads)
+        chunk = self._decoded_to_copy(point.complete_raw(), point.mask, grid, nthreads)
         return chunk[positions]
 
     def _point_chunk(self, grid: tuple[int, ...]) -> PointChunk | None:
@@ -582,9 +582,7 @@ class ChunkEngine:
                 return
             if sparse is not None:
                 sparse.load_all()  # too many blocks: decoded whole
-        chunk = scratch_chunk(self._chunkshape, self._dtype)
-        self._decode(raw, mask, chunk, piece.grid, nthreads)
-        target[...] = chunk[piece.in_chunk]
+        target[...] = self._decoded_to_copy(raw, mask, piece.grid, nthreads)[piece.in_chunk]
 
     def _stored_bytes(self, grid: tuple[int, ...], in_part: bool
                       ) -> tuple[Any, int, SparseChunk | None] | None:
@@ -623,6 +621,16 @@ class ChunkEngine:
     ) -> AnyArray:
         """A stored chunk decoded into a new array of the chunk's shape."""
         chunk = self._new_chunk(fill=False)
+        self._decode(raw, mask, chunk, grid, nthreads)
+        return chunk
+
+    def _decoded_to_copy(
+        self, raw: bytes, mask: int, grid: tuple[int, ...], nthreads: int
+    ) -> AnyArray:
+        """A stored chunk decoded only to copy items out of, into this thread's scratch
+        buffer (:func:`~hyperslab.chunked.scratch.scratch_chunk`: valid until the thread's
+        next call; fresh memory would cost a page fault per 4 KB)."""
+        chunk = scratch_chunk(self._chunkshape, self._dtype)
         self._decode(raw, mask, chunk, grid, nthreads)
         return chunk
 
