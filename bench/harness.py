@@ -202,7 +202,9 @@ def canonical(check: Check) -> str:
     return json.dumps(check, sort_keys=True, default=str)
 
 
-def _child_env() -> dict[str, str]:
+def child_env() -> dict[str, str]:
+    """The environment of a benchmark's child interpreter: this one's, with the checkout
+    (which holds ``bench/``) first on ``PYTHONPATH``."""
     env = dict(os.environ)
     paths = [str(REPO_ROOT), *filter(None, env.get("PYTHONPATH", "").split(os.pathsep))]
     env["PYTHONPATH"] = os.pathsep.join(paths)
@@ -243,7 +245,7 @@ def run_in_fresh_process(
             proc = subprocess.run(
                 cmd,
                 cwd=REPO_ROOT,
-                env=_child_env(),
+                env=child_env(),
                 capture_output=True,
                 text=True,
                 timeout=timeout,

@@ -40,7 +40,6 @@ import functools
 import importlib
 import importlib.util
 import json
-import os
 import shutil
 import subprocess
 import sys
@@ -53,6 +52,7 @@ from typing import Any
 from bench import prog_name
 from bench._report import format_markdown, write_reports
 from bench.harness import (
+    HYPERSLAB_MODULES,
     REPO_ROOT,
     VERSION_PACKAGES,
     BenchmarkError,
@@ -62,6 +62,7 @@ from bench.harness import (
     Rival,
     Timer,
     add_common_arguments,
+    child_env,
     comma_list,
     default_out_dir,
     library_versions,
@@ -100,7 +101,7 @@ def _unavailable_reason(library: str) -> str | None:
     proc = subprocess.run(
         [sys.executable, "-c", code],
         cwd=REPO_ROOT,
-        env=_child_env(),
+        env=child_env(),
         capture_output=True,
         text=True,
         check=False,
@@ -120,16 +121,9 @@ modules loaded against 85 ms with PyTables', in distributed.client's own code)."
 RIVALS = (
     # hyperslab loads its file and node modules (h5py, ...) on first use; PyTables loads
     # its own when imported: both are imported before the timing, counted as imports.
-    PandasRival("hyperslab", ("hyperslab.pytables", "hyperslab.nodes.files.file",
-                              "pandas", *_DASK)),
+    PandasRival("hyperslab", (*HYPERSLAB_MODULES, "hyperslab.pytables", "pandas", *_DASK)),
     PandasRival("PyTables", ("tables", "pandas", *_DASK)),
 )
-
-
-def _child_env() -> dict[str, str]:
-    env = dict(os.environ)
-    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPO_ROOT), env.get("PYTHONPATH")]))
-    return env
 
 
 def use_tables(library: str) -> Any:
@@ -296,7 +290,7 @@ def prepare(folder: Path, nrows: int, libraries: list[str], timeout: float) -> P
         proc = subprocess.run(
             [sys.executable, "-c", code],
             cwd=REPO_ROOT,
-            env=_child_env(),
+            env=child_env(),
             capture_output=True,
             text=True,
             timeout=timeout,
