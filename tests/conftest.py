@@ -44,3 +44,14 @@ def indexed_queries(monkeypatch: pytest.MonkeyPatch) -> list[int]:
 
     monkeypatch.setattr(indexed, "candidate_batches", spy)
     return taken
+
+
+@pytest.fixture(scope="module")
+def client() -> Iterator[Any]:
+    """A dask.distributed client of a ``LocalCluster`` of two worker processes of one
+    thread each, shared by a module's cluster tests (distributed imported here only)."""
+    import distributed
+    with distributed.LocalCluster(n_workers=2, processes=True, threads_per_worker=1,
+                                  dashboard_address=None) as cluster, \
+            distributed.Client(cluster) as client:
+        yield client

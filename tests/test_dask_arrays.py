@@ -279,15 +279,6 @@ def test_to_hyperslab_other_filters_compress_in_the_writer(
     _check_written(tmp_path / "z.h5", "/y", A)
 
 
-@pytest.fixture(scope="module")
-def client() -> Iterator[Any]:
-    """Two worker processes of one thread each, shared by the module's cluster tests."""
-    with distributed.LocalCluster(n_workers=2, processes=True, threads_per_worker=1,
-                                  dashboard_address=None) as cluster, \
-            distributed.Client(cluster) as client:
-        yield client
-
-
 def test_to_dask_on_a_cluster_of_processes(sample: Path, client: Any) -> None:
     with hyperslab.open_file(sample) as f:
         with dask.config.set({"array.chunk-size": "8KiB"}):

@@ -180,15 +180,6 @@ def test_same_graph_same_keys_for_a_read_only_file(path: Path) -> None:
     assert one._name == two._name != three._name
 
 
-@pytest.fixture(scope="module")
-def client() -> Iterator[Any]:
-    """Two worker processes of one thread each."""
-    with distributed.LocalCluster(n_workers=2, processes=True, threads_per_worker=1,
-                                  dashboard_address=None) as cluster, \
-            distributed.Client(cluster) as client:
-        yield client
-
-
 def test_on_a_cluster_of_processes(path: Path, client: Any) -> None:
     with hyperslab.open_file(path) as f:
         df = f.root.t.to_dask(columns=["a", "b", "info"], chunksize=CHUNK * 2)

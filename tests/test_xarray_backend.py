@@ -152,14 +152,6 @@ def test_entry_point_declared() -> None:
                               HyperslabBackendEntrypoint.__name__)
 
 
-@pytest.fixture(scope="module")
-def client() -> Iterator[Any]:
-    with distributed.LocalCluster(n_workers=2, processes=True, threads_per_worker=1,
-                                  dashboard_address=None) as cluster, \
-            distributed.Client(cluster) as client:
-        yield client
-
-
 def test_on_a_cluster_of_processes(netcdf_like: Path, client: Any) -> None:
     with _open(netcdf_like, group="/g", chunks={}) as ds:
         total, means = client.compute([ds.t.sum(), ds.t.mean("time")], sync=True)
