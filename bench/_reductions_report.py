@@ -33,7 +33,14 @@ from typing import Any
 
 from bench._reductions_data import CLEVEL, EXPR_AXIS, EXPRESSION, RTOL, STOP
 from bench._report import format_markdown, result_to_dict, write_reports
-from bench.harness import BenchmarkResult, Case, goal_lines, print_progress, report_outcome
+from bench.harness import (
+    BenchmarkResult,
+    Case,
+    goal_lines,
+    print_progress,
+    report_outcome,
+    speed_goal,
+)
 
 GB = 1e9
 """Bytes in a GB of the reports."""
@@ -289,25 +296,15 @@ def files_markdown(
 def goals(result: BenchmarkResult | None) -> list[tuple[bool | None, str]]:
     """The speed goals of the sums: ``(met, text)`` per group, case and goal; met is None
     where hyperslab or the rival was not measured."""
-    found: list[tuple[bool | None, str]] = []
     if result is None:
-        return found
-    for case in result.spec.cases:
-        for ours, rival, factor in GOALS:
-            what = f"{ours} >= {factor:g}x {rival}, {case.group} {case.name}"
-            mine, theirs = result.median_time(case, ours), result.median_time(case, rival)
-            if mine is None or theirs is None:
-                found.append((None, f"{what}: not measured"))
-                continue
-            speedup = theirs / mine
-            found.append(
-                (
-                    speedup >= factor,
-                    f"{what}: {_nbytes(case) / mine / GB:.2f} vs "
-                    f"{_nbytes(case) / theirs / GB:.2f} GB/s ({speedup:.2f}x)",
-                )
-            )
-    return found
+        return []
+    return [
+        speed_goal(result, case, ours, rival, factor,
+                   f"{ours} >= {factor:g}x {rival}, {case.group} {case.name}",
+                   lambda seconds, case=case: f"{_nbytes(case) / seconds / GB:.2f}", "GB/s")
+        for case in result.spec.cases
+        for ours, rival, factor in GOALS
+    ]
 
 
 def goals_markdown(met: Sequence[tuple[bool | None, str]]) -> list[str]:

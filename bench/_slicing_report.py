@@ -28,7 +28,14 @@ from typing import Any
 
 from bench._report import format_markdown, write_reports
 from bench._slicing_data import AXIS_CASES, Group, Selection
-from bench.harness import BenchmarkResult, Case, goal_lines, print_progress, report_outcome
+from bench.harness import (
+    BenchmarkResult,
+    Case,
+    goal_lines,
+    print_progress,
+    report_outcome,
+    speed_goal,
+)
 
 MB = 1e6
 """Bytes in a MB of the reports (throughput and sizes)."""
@@ -146,22 +153,12 @@ def goal_pairs(result: BenchmarkResult) -> list[tuple[Case, str, float]]:
 
 def goals(result: BenchmarkResult) -> list[tuple[bool | None, str]]:
     """The speed goals: ``(met, text)`` per group and case; met is None if not measured."""
-    found: list[tuple[bool | None, str]] = []
-    for case, rival, factor in goal_pairs(result):
-        what = f"hyperslab >= {factor:g}x {rival}, {case.group} {case.name}"
-        mine, theirs = result.median_time(case, "hyperslab"), result.median_time(case, rival)
-        if mine is None or theirs is None:
-            found.append((None, f"{what}: not measured"))
-            continue
-        speedup = theirs / mine
-        found.append(
-            (
-                speedup >= factor,
-                f"{what}: {_nbytes(case) / mine / MB:.0f} vs "
-                f"{_nbytes(case) / theirs / MB:.0f} MB/s ({speedup:.2f}x)",
-            )
-        )
-    return found
+    return [
+        speed_goal(result, case, "hyperslab", rival, factor,
+                   f"hyperslab >= {factor:g}x {rival}, {case.group} {case.name}",
+                   lambda seconds, case=case: f"{_nbytes(case) / seconds / MB:.0f}", "MB/s")
+        for case, rival, factor in goal_pairs(result)
+    ]
 
 
 def goals_markdown(met: Sequence[tuple[bool | None, str]]) -> list[str]:

@@ -588,6 +588,21 @@ def run_and_report(
     return report_outcome(spec.name, result, paths, notes, progress)
 
 
+def speed_goal(
+    result: BenchmarkResult, case: Case, ours: str, rival: str, factor: float, what: str,
+    speed: Callable[[float], str], unit: str,
+) -> tuple[bool | None, str]:
+    """The goal "``ours`` at least ``factor`` times as fast as ``rival`` on ``case``" at
+    their median times: ``(met, text)``, met None where one was not measured; the text
+    gives both speeds (``speed(seconds)`` in ``unit``) and the ratio."""
+    mine, theirs = result.median_time(case, ours), result.median_time(case, rival)
+    if mine is None or theirs is None:
+        return None, f"{what}: not measured"
+    speedup = theirs / mine
+    return speedup >= factor, (f"{what}: {speed(mine)} vs {speed(theirs)} {unit} "
+                               f"({speedup:.2f}x)")
+
+
 def goal_lines(met: Sequence[tuple[bool | None, str]], why: str) -> list[str]:
     """One ``- met: ...`` or ``- NOT MET: ...`` markdown line per measured goal of ``met``
     (``(met, text)`` pairs, met None when not measured), then how many were not measured,
