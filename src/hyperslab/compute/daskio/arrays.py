@@ -116,7 +116,7 @@ def leaf_to_dask(leaf: Any, chunks: Any = None, name: str | None = None) -> Any:
     shape: Shape = tuple(leaf.shape)
     dtype = np.dtype(leaf.dtype)
     blocks = aligned_chunks(shape, dtype, leaf.chunks, chunks)
-    return da.from_array(
+    array = da.from_array(
         leaf,
         chunks=blocks,
         name=name or _graph_name(leaf, blocks),
@@ -125,4 +125,7 @@ def leaf_to_dask(leaf: Any, chunks: Any = None, name: str | None = None) -> Any:
         getitem=read_block,
         meta=np.empty((0,) * len(shape), dtype=dtype),
     )
+    from hyperslab.compute.daskio.fused import LeafArray  # imports dask.array
+
+    return LeafArray.of(array, leaf)
 

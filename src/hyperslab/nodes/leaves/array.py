@@ -47,7 +47,9 @@ class Array(Reducible, TileReadable, Leaf):
         Tasks read their blocks with ``self[block]`` (raw chunks decoded in parallel, in
         part where a block cuts a chunk).  The graph holds this leaf, which pickles when
         its file is open read-only, so it also runs on ``dask.distributed`` clusters of
-        processes (each worker reopens the file once).  See ``docs/dask.md``.
+        processes (each worker reopens the file once).  Its ``sum``, ``prod``, ``min``,
+        ``max`` and ``mean`` read and reduce each block in one task, tile by tile in
+        cache, without materializing the block.  See ``docs/dask.md``.
 
         Parameters
         ----------
@@ -63,6 +65,8 @@ class Array(Reducible, TileReadable, Leaf):
         Returns
         -------
         dask.array.Array
+            A subclass of it (``hyperslab.compute.daskio.fused.LeafArray``) with the
+            fused reductions above; arrays derived from it are plain dask arrays.
 
         Raises
         ------

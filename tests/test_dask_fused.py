@@ -1,0 +1,185 @@
+"""Reductions of ``leaf.to_dask()`` read and reduced in the same task (``LeafArray``).
+
+Oracle: NumPy on the same data in memory (values and dtypes).  The fused route is checked
+to be the one taken by making the plain route (the from_array getter) fail.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+import hyperslab
+from hyperslab.nodes.files import pickling
+
+da = pytest.importorskip("dask.array")
+dask = pytest.importorskip("dask")
+pytest.importorskip("distributed")
+
+from hyperslab.compute.daskio import arrays, fused  # noqa: E402 (needs dask)
+
+RNG = np.random.default_rng(11)
+INTS = (RNG.integers(-500, 500, size=(37, 53, 29))).astype(np.int32)
+FLOATS = RNG.random((37, 53, 29)).astype(np.float32)
+FLOATS[3, 4, 5] = np.nan  # min and max propagate it, as NumPy's
+WIDE = RNG.random((64, 64, 64))
+CHUNKS = (5, 10, 7)
+OPS = ["sum", "prod", "min", "max", "mean"]
+AXES: list[Any] = [None, 0, 1, 2, (0, 2), -1]
+
+
+@pytest.fixture(scope="module")
+def path(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Blosc2, zlib, unfiltered and big-endian copies of the arrays (closed)."""
+    path = tmp_path_factory.mktemp("fused") / "fused.h5"
+    with hyperslab.open_file(path, "w") as f:
+        f.create_carray("/", "ints", obj=INTS, chunkshape=CHUNKS,
+                        filters=hyperslab.Filters(5, "blosc2:lz4"))
+        f.create_carray("/", "floats", obj=FLOATS, chunkshape=CHUNKS,
+                        filters=hyperslab.Filters(5, "blosc2:zstd"))
+        f.create_carray("/", "zlib", obj=INTS, chunkshape=CHUNKS,
+                        filters=hyperslab.Filters(3, "zlib"))
+        f.create_carray("/", "plain", obj=FLOATS, chunkshape=CHUNKS)
+        f.create_carray("/", "big", obj=INTS.astype(">i4"), chunkshape=CHUNKS,
+                        byteorder="big")
+        sparse = f.create_carray("/", "sparse", hyperslab.Float64Atom(dflt=2.5),
+                                 shape=(40, 30), chunkshape=(4, 5))
+        sparse[8:12, 10:15] = 7.0  # one chunk written, the rest is the fill value
+        f.create_carray("/", "wide", obj=WIDE, chunkshape=(8, 64, 64),  # read raw
+                        filters=hyperslab.Filters(5, "blosc2:lz4"))
+    return path
+
+
+@pytest.fixture(autouse=True)
+def _close_reopened() -> Iterator[None]:
+    yield
+    pickling.close_reopened_files()
+
+
+@pytest.fixture
+def no_plain_reads(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Dask arrays made after this read nothing through the from_array getter."""
+    def fail(leaf: Any, key: Any) -> Any:
+        raise AssertionError(f"read {key} of {leaf._v_pathname} through the getter")
+
+    monkeypatch.setattr(arrays, "read_block", fail)
+
+
+def _small_blocks(leaf: Any) -> Any:
+    with dask.config.set({"array.chunk-size": "16KiB"}):
+        return leaf.to_dask()
+
+
+def _check(got: Any, expected: Any) -> None:
+    got, expected = np.asarray(got), np.asarray(expected)
+    assert got.dtype == expected.dtype and got.shape == expected.shape
+    if np.issubdtype(expected.dtype, np.integer):
+        assert np.array_equal(got, expected)
+    else:
+        np.testing.assert_allclose(got, expected, rtol=2e-6, equal_nan=True)
+
+
+@pytest.mark.parametrize("op", OPS)
+@pytest.mark.parametrize("axis", AXES)
+def test_fused_reductions_match_numpy(path: Path, no_plain_reads: None, op: str,
+                                      axis: Any) -> None:
+    with hyperslab.open_file(path) as f, dask.config.set(scheduler="threads"):
+        for name, data in [("ints", INTS), ("floats", FLOATS), ("zlib", INTS),
+                           ("plain", FLOATS), ("big", INTS)]:
+            x = _small_blocks(f.get_node("/" + name))
+            assert isinstance(x, fused.LeafArray) and x.numblocks == (4, 3, 3)
+            _check(getattr(x, op)(axis=axis).compute(), getattr(data, op)(axis=axis))
+
+
+def test_fused_arguments_as_numpy(path: Path, no_plain_reads: None) -> None:
+    with hyperslab.open_file(path) as f, dask.config.set(scheduler="threads"):
+        x = _small_blocks(f.root.ints)
+        _check(x.sum(axis=1, keepdims=True).compute(), INTS.sum(axis=1, keepdims=True))
+        _check(x.sum(dtype="f4").compute(), INTS.sum(dtype="f4"))
+        _check(x.prod(axis=0, dtype=np.int8).compute(), INTS.prod(axis=0, dtype=np.int8))
+        _check(x.mean(axis=(1, 2), dtype="f4").compute(), INTS.mean(axis=(1, 2), dtype="f4"))
+        _check(x.max(axis=2, keepdims=True).compute(), INTS.max(axis=2, keepdims=True))
+        _check(x.sum(axis=0, split_every=2).compute(), INTS.sum(axis=0))
+        y = _small_blocks(f.root.sparse)
+        expected = np.full((40, 30), 2.5)
+        expected[8:12, 10:15] = 7.0
+        for op in OPS:
+            _check(getattr(y, op)(axis=0).compute(), getattr(expected, op)(axis=0))
+        with pytest.raises(np.exceptions.AxisError):
+            x.sum(axis=3)
+
+
+def test_derived_arrays_take_dasks_route(path: Path, monkeypatch: pytest.MonkeyPatch
+                                         ) -> None:
+    """Only the leaf's own array is fused: a slice or an expression of it reads its blocks
+    through the getter, and reduces them as Dask does."""
+    reads: list[Any] = []
+    getter = arrays.read_block
+
+    def counted(leaf: Any, key: Any) -> Any:
+        reads.append(key)
+        return getter(leaf, key)
+
+    monkeypatch.setattr(arrays, "read_block", counted)
+    with hyperslab.open_file(path) as f, dask.config.set(scheduler="threads"):
+        x = _small_blocks(f.root.ints)
+        _check(x.sum(axis=0).compute(), INTS.sum(axis=0))
+        assert reads == []
+        _check(x[::2].sum(axis=0).compute(), INTS[::2].sum(axis=0))
+        _check((x * 2).max().compute(), (INTS * 2).max())
+        assert reads
+        assert type(x[::2]) is da.Array and type(x * 2) is da.Array
+
+
+def test_empty_arrays_and_out_take_dasks_route(tmp_path: Path) -> None:
+    with hyperslab.open_file(tmp_path / "e.h5", "w") as f:
+        e = f.create_earray("/", "e", hyperslab.Int16Atom(), shape=(0, 6), chunkshape=(4, 6))
+        x = e.to_dask()
+        assert x.sum().compute(scheduler="threads") == 0
+        assert x.sum(axis=0).compute(scheduler="threads").tolist() == [0] * 6
+        e.append(np.ones((9, 6), dtype=np.int16))
+        y = e.to_dask()
+        target = da.zeros((), dtype=np.int64)
+        assert int(y.sum(out=target).compute(scheduler="threads")) == 54
+
+
+def test_fused_reductions_on_a_cluster_of_processes(path: Path, client: Any) -> None:
+    with hyperslab.open_file(path) as f:
+        x = _small_blocks(f.root.ints)
+        y = _small_blocks(f.root.floats)
+        got = client.compute([x.sum(axis=0), x.max(), y.mean(axis=(0, 1)), y.min(axis=2)],
+                             sync=True)
+    _check(got[0], INTS.sum(axis=0))
+    _check(got[1], INTS.max())
+    _check(got[2], FLOATS.mean(axis=(0, 1)))
+    _check(got[3], FLOATS.min(axis=2))
+
+
+def test_tiles_reuse_the_threads_buffer(path: Path, monkeypatch: pytest.MonkeyPatch
+                                        ) -> None:
+    """Every tile read by the tasks of one thread lands in the same buffer (no fresh
+    memory per tile or per block)."""
+    seen: set[int] = set()
+    reader = fused.read_leaf_box
+
+    def spy(leaf: Any, key: Any, serial: bool, buffers: Any = None, owner: Any = None
+            ) -> Any:
+        assert serial and buffers is fused._BUFFERS
+        data = reader(leaf, key, serial, buffers, owner)
+        base = data
+        while base.base is not None:
+            base = base.base
+        seen.add(id(base))
+        return data
+
+    monkeypatch.setattr(fused, "read_leaf_box", spy)
+    with hyperslab.open_file(path) as f:
+        with dask.config.set({"array.chunk-size": "512KiB"}):
+            x = f.root.wide.to_dask()
+        assert x.numblocks == (4, 1, 1)
+        _check(x.sum(axis=1).compute(scheduler="synchronous"), WIDE.sum(axis=1))
+    assert len(seen) == 1
