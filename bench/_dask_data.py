@@ -213,7 +213,21 @@ def _reduce(x: Any, axis: int | None) -> Any:
 
 def array_hyperslab_dask(node: Any, axis: int | None, blocks: Sequence[int],
                          scheduler: Any) -> Any:
-    """hyperslab's ``node.to_dask(chunks=blocks)``, reduced on ``scheduler``."""
+    """hyperslab on Dask, reduced on ``scheduler``: ``node.to_dask(chunks=blocks)
+    .sum(axis=k)``, or the expression as ``hyperslab.Expr(...).to_dask(chunks=blocks)
+    .sum()`` (each task evaluates its block with numexpr and sums it tile by tile)."""
+    import hyperslab
+
+    if axis is None:
+        expr = hyperslab.Expr(EXPRESSION, uservars={"a": node})
+        return _compute(scheduler, expr.to_dask(chunks=tuple(blocks)).sum())[0]
+    return _compute(scheduler, node.to_dask(chunks=tuple(blocks)).sum(axis=axis))[0]
+
+
+def array_hyperslab_dask_ops(node: Any, axis: int | None, blocks: Sequence[int],
+                             scheduler: Any) -> Any:
+    """``node.to_dask(chunks=blocks)`` in the same graph as the h5py rivals (the
+    expression in Dask's NumPy operations), reduced on ``scheduler``."""
     return _compute(scheduler, _reduce(node.to_dask(chunks=tuple(blocks)), axis))[0]
 
 
@@ -249,6 +263,7 @@ def array_hyperslab_alone(node: Any, axis: int | None, blocks: Sequence[int],
 ArrayMethod = Callable[[Any, "int | None", Sequence[int], Any], Any]
 ARRAY_METHODS: dict[str, tuple[str, ArrayMethod]] = {
     "hyperslab-dask": ("hyperslab", array_hyperslab_dask),
+    "hyperslab-dask-ops": ("hyperslab", array_hyperslab_dask_ops),
     "h5py-lock": ("h5py", array_h5py_lock),
     "h5py-reopen": ("reopen", array_h5py_reopen),
     "hyperslab": ("hyperslab", array_hyperslab_alone),

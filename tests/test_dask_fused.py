@@ -74,13 +74,15 @@ def _small_blocks(leaf: Any) -> Any:
         return leaf.to_dask()
 
 
-def _check(got: Any, expected: Any) -> None:
+def _check(got: Any, expected: Any, atol: float = 0.0) -> None:
+    """Same dtype and shape, equal values (floats: to rounding; ``atol`` for float32 sums
+    with cancellation, whose error depends on the summation order)."""
     got, expected = np.asarray(got), np.asarray(expected)
     assert got.dtype == expected.dtype and got.shape == expected.shape
     if np.issubdtype(expected.dtype, np.integer):
         assert np.array_equal(got, expected)
     else:
-        np.testing.assert_allclose(got, expected, rtol=2e-6, equal_nan=True)
+        np.testing.assert_allclose(got, expected, rtol=2e-6, atol=atol, equal_nan=True)
 
 
 @pytest.mark.parametrize("op", OPS)
@@ -183,3 +185,70 @@ def test_tiles_reuse_the_threads_buffer(path: Path, monkeypatch: pytest.MonkeyPa
         assert x.numblocks == (4, 1, 1)
         _check(x.sum(axis=1).compute(scheduler="synchronous"), WIDE.sum(axis=1))
     assert len(seen) == 1
+
+
+# ---------------------------------------------------------------------- Expr.to_dask
+def test_expr_to_dask_values_and_reductions(path: Path, no_plain_reads: None) -> None:
+    """An expression of leaves, their dask arrays and NumPy arrays, broadcast: its values
+    and its reductions per block, as NumPy computes them in memory."""
+    row = np.linspace(-1, 1, 29)
+    with hyperslab.open_file(path) as f, dask.config.set(scheduler="threads"):
+        x = _small_blocks(f.root.floats)
+        e = hyperslab.Expr("a * 2 + sin(b) - r", uservars={"a": x, "b": f.root.ints,
+                                                           "r": row})
+        expected = e.eval()  # numexpr's dtypes; the values are NumPy's:
+        np.testing.assert_allclose(expected, FLOATS * 2 + np.sin(INTS) - row, rtol=1e-6)
+        with dask.config.set({"array.chunk-size": "16KiB"}):
+            y = e.to_dask()
+        assert isinstance(y, fused.FusedArray) and y.numblocks[0] > 1
+        # Whole chunks of the first on-disk operand of the result's shape.
+        assert all(all(n % c == 0 for n in sizes[:-1])
+                   for sizes, c in zip(y.chunks, CHUNKS, strict=True))
+        _check(y.compute(), expected)
+        for op in ["sum", "min", "max", "mean"]:
+            for axis in [None, 0, (1, 2)]:
+                _check(getattr(y, op)(axis=axis).compute(), getattr(expected, op)(axis=axis),
+                       atol=1e-3)
+        small = hyperslab.Expr("a % 3 - 1", uservars={"a": f.root.ints}).to_dask()
+        _check(small.prod(axis=2).compute(), (INTS % 3 - 1).prod(axis=2))
+        _check(y[::3, 5].compute(), expected[::3, 5])  # derived: plain dask
+
+
+def test_expr_to_dask_reduces_without_evaluating_blocks(path: Path,
+                                                        monkeypatch: pytest.MonkeyPatch
+                                                        ) -> None:
+    from hyperslab.compute.daskio import exprs
+
+    def fail(spec: Any, key: Any) -> Any:
+        raise AssertionError(f"block {key} evaluated whole")
+
+    monkeypatch.setattr(exprs, "expr_block_eval", fail)
+    with hyperslab.open_file(path) as f, dask.config.set(scheduler="threads"):
+        y = hyperslab.Expr("a + 1", uservars={"a": f.root.wide}).to_dask(chunks=(16, 64, 64))
+        _check(y.sum(axis=0).compute(), (WIDE + 1).sum(axis=0))
+        with pytest.raises(AssertionError, match="evaluated whole"):
+            y.compute()
+
+
+def test_expr_to_dask_on_a_cluster_of_processes(path: Path, client: Any) -> None:
+    with hyperslab.open_file(path) as f:
+        e = hyperslab.Expr("where(a > 0.5, a, 0) * b", uservars={"a": f.root.floats,
+                                                                  "b": f.root.ints})
+        with dask.config.set({"array.chunk-size": "16KiB"}):
+            y = e.to_dask()
+        got = client.compute([y.sum(axis=1), y.max(), y], sync=True)
+        expected = e.eval()
+    np.testing.assert_allclose(expected, np.where(FLOATS > 0.5, FLOATS, 0) * INTS, rtol=1e-6)
+    _check(got[0], expected.sum(axis=1), atol=1e-3)
+    _check(got[1], expected.max())
+    _check(got[2], expected)
+
+
+def test_expr_to_dask_refuses_what_it_cannot_cut(path: Path) -> None:
+    with hyperslab.open_file(path) as f:
+        with pytest.raises(ValueError, match="broadcast"):
+            hyperslab.Expr("a + 1", uservars={"a": np.float64(2)}).to_dask()
+        e = hyperslab.Expr("a + 1", uservars={"a": f.root.ints})
+        e.set_inputs_range(2, 10)
+        with pytest.raises(ValueError, match="inputs range"):
+            e.to_dask()

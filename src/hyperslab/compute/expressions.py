@@ -33,7 +33,7 @@ from hyperslab.chunked.tiles import count_tiles, tile_shape, tiles
 from hyperslab.compute.conditions import caller_namespace, condition_names, serial_numexpr
 from hyperslab.nodes.leaves.reducible import Reducible
 
-__all__ = ["Expr"]
+__all__ = ["Expr", "is_on_disk"]
 
 Result = TypeVar("Result")
 Box = tuple[tuple[int, int], ...]
@@ -42,7 +42,9 @@ _TILE_BYTES = 4 << 20
 """Bytes of output per tile."""
 
 
-def _is_on_disk(value: Any) -> bool:
+def is_on_disk(value: Any) -> bool:
+    """Whether ``value`` is an operand read in tiles (a leaf, a column, or a window of one:
+    ``shape``, ``dtype``, ``maindim`` and ``_read_tile``)."""
     return hasattr(value, "_read_tile") and hasattr(value, "shape")
 
 
@@ -74,10 +76,11 @@ def _operand(name: str, value: Any, expr: str) -> Any:
     NotImplementedError
         For uint64 values (numexpr has no such type).
     """
+    value = getattr(value, "_hyperslab_leaf", value)  # a leaf's to_dask(): the leaf
     if hasattr(value, "_v_colpathnames"):
         raise TypeError(f"variable ``{name}`` refers to a nested column, not allowed in "
                         f"expressions")
-    if _is_on_disk(value):
+    if is_on_disk(value):
         operand = value
     elif hasattr(value, "_v_pathname") or hasattr(value, "_v_file"):
         raise TypeError(f"Unsupported variable type: {value!r:.80} (variable ``{name}`` of "
@@ -115,14 +118,14 @@ def _slice_of(rows: range) -> slice:
 
 def _whole(value: Any) -> Any:
     """All of an operand, in memory."""
-    if _is_on_disk(value):
+    if is_on_disk(value):
         return value._read_tile(tuple((0, n) for n in value.shape))
     return value
 
 
 def _block(value: Any, axis: int, start: int, stop: int, step: int) -> Any:
     """Rows ``start:stop:step`` of an operand along ``axis`` (in memory)."""
-    if not _is_on_disk(value):
+    if not is_on_disk(value):
         key = [slice(None)] * (axis + 1)
         key[axis] = slice(start, stop, step)
         return np.asarray(value)[tuple(key)]
@@ -224,7 +227,7 @@ class Expr(Reducible):
         maxndim = max((len(v.shape) for v in values), default=0)
         if maxndim == 0:
             return None, (), self._call([np.asarray(v) for v in values])
-        maindims = {v.maindim for v in values if _is_on_disk(v)}
+        maindims = {v.maindim for v in values if is_on_disk(v)}
         maindim = maindims.pop() if len(maindims) == 1 else 0
         row_values, lengths = [], []
         for value in values:
@@ -340,6 +343,56 @@ class Expr(Reducible):
             return self._eval_tiles(plan.out)
         return self._eval_blocks(plan)
 
+    def to_dask(self, chunks: Any = None) -> Any:
+        """The expression's result as a dask array, each task evaluating its block.
+
+        Blocks are whole chunks of the first on-disk operand of the result's shape (as
+        :meth:`hyperslab.Array.to_dask` cuts them).  A task reads its operands' part tile
+        by tile and evaluates the tiles with numexpr; the array's ``sum``, ``prod``,
+        ``min``, ``max`` and ``mean`` also reduce each tile while it is in cache, so a
+        reduction of the expression materializes neither its operands nor its values.
+        Operands may be leaves, their ``to_dask()`` arrays (read as the leaf) and NumPy
+        arrays; the graph pickles when the leaves' files are open read-only, so it runs
+        on any scheduler.
+
+        Parameters
+        ----------
+        chunks : optional
+            As in :meth:`hyperslab.Array.to_dask`.
+
+        Returns
+        -------
+        dask.array.Array
+            A subclass of it with the fused reductions; arrays derived from it are plain
+            dask arrays.
+
+        Raises
+        ------
+        ValueError
+            If the operands do not broadcast as NumPy arrays along dimension 0, the result
+            is a scalar, or an inputs range or an output was set.
+        ImportError
+            If dask is not installed.
+
+        Examples
+        --------
+        >>> import hyperslab, numpy as np, tempfile, os
+        >>> path = os.path.join(tempfile.mkdtemp(), "expr-dask.h5")
+        >>> with hyperslab.open_file(path, "w") as f:
+        ...     _ = f.create_carray("/", "a", obj=np.arange(12.0).reshape(4, 3),
+        ...                         chunkshape=(2, 3))
+        >>> with hyperslab.open_file(path) as f:
+        ...     e = hyperslab.Expr("a * 2 + 1", uservars={"a": f.root.a})
+        ...     print(float(e.to_dask().sum().compute()), e.to_dask().chunks)
+        144.0 ((4,), (3,))
+        """
+        from hyperslab.compute.daskio.arrays import dask_array_module
+
+        dask_array_module()  # a clear ImportError without dask
+        from hyperslab.compute.daskio.exprs import expr_to_dask
+
+        return expr_to_dask(self, chunks)
+
     def __iter__(self) -> Iterator[Any]:
         """The rows of the result (along its first dimension), as NumPy objects; an output
         given to :meth:`set_output` is not used."""
@@ -367,7 +420,7 @@ class Expr(Reducible):
                               f"the result of the expression {self.expression!r}")
             return _Plan(input_range, np.empty(shape, dtype=self.dtype), 0, range(shape[0]),
                          True)
-        o_maindim = getattr(out, "maindim", 0) if _is_on_disk(out) else 0
+        o_maindim = getattr(out, "maindim", 0) if is_on_disk(out) else 0
         o_shape = list(out.shape)
         o_range = range(*slice(self.o_start, self.o_stop, self.o_step).indices(
             o_shape[o_maindim]))
@@ -454,7 +507,7 @@ class Expr(Reducible):
         shape = self.shape
         if 0 in shape:
             return
-        disk = [v for v in self._operands.values() if _is_on_disk(v)]
+        disk = [v for v in self._operands.values() if is_on_disk(v)]
         tile = _tile_shape(shape, disk[0] if disk else None, self.dtype.itemsize)
         boxes = tiles(shape, tile)
 
@@ -466,12 +519,11 @@ class Expr(Reducible):
             return work(box, ne.evaluate(self.expression, local_dict=values, global_dict={},
                                          **self._kwargs))
 
-        pool_owner = disk[0] if disk else None
-        if pool_owner is None or count_tiles(shape, tile) < 2:
+        engine = disk[0]._tile_engine() if disk else None
+        if engine is None or count_tiles(shape, tile) < 2:  # (None: no pool, this thread)
             for box in boxes:
                 yield task(box)
             return
-        engine = pool_owner._tile_engine()
         with serial_numexpr():
             yield from in_order(engine.pool, task, ((b,) for b in boxes), 2 * engine.workers)
 
@@ -491,7 +543,7 @@ class Expr(Reducible):
                 step = rows.step
             else:
                 local.append((lo, hi))
-        if _is_on_disk(value):
+        if is_on_disk(value):
             return value._read_tile(tuple(local), step)
         key = tuple(slice(lo, hi, step if axis + offset == 0 else 1)
                     for axis, (lo, hi) in enumerate(local))

@@ -16,7 +16,8 @@ import numpy as np
 
 from hyperslab._typing import AnyArray, Shape
 
-__all__ = ["aligned_chunks", "dask_array_module", "leaf_to_dask", "read_block", "regular"]
+__all__ = ["aligned_chunks", "dask_array_module", "graph_token", "leaf_to_dask", "read_block",
+           "regular"]
 
 Chunks = tuple[tuple[int, ...], ...]
 """Dask's normalized chunks: the block sizes along each dimension."""
@@ -90,24 +91,29 @@ def read_block(leaf: Any, key: tuple[slice, ...]) -> AnyArray:
     return np.asarray(leaf[key])
 
 
-def _graph_name(leaf: Any, chunks: Chunks) -> str:
-    """The dask name of a leaf's array: the same for the same data of a read-only file
-    (path, node, size and modification time, blocks), new every time otherwise (the data
-    may change between two graphs)."""
+def graph_token(leaf: Any) -> str:
+    """A token of a leaf's data for dask keys: the same for the same data of a read-only
+    file (real path, node, size and modification time), new every time otherwise (the
+    data may change between two graphs)."""
     from dask.base import tokenize
 
     file = leaf._v_file
-    prefix = f"hyperslab-{leaf._v_name}"
     if file.mode != "r":
-        return f"{prefix}-{uuid.uuid4().hex}"
+        return uuid.uuid4().hex
     try:
         stat = os.stat(file.filename)
         version: tuple[int, ...] = (stat.st_size, stat.st_mtime_ns, stat.st_ino)
     except OSError:  # not a file on disk (a driver's): no name to share
-        return f"{prefix}-{uuid.uuid4().hex}"
-    token = tokenize(os.path.realpath(file.filename), file.root_uep, leaf._v_pathname,
-                     version, chunks)
-    return f"{prefix}-{token}"
+        return uuid.uuid4().hex
+    return str(tokenize(os.path.realpath(file.filename), file.root_uep, leaf._v_pathname,
+                        version))
+
+
+def _graph_name(leaf: Any, chunks: Chunks) -> str:
+    """The dask name of a leaf's array (see :func:`graph_token`), for these blocks."""
+    from dask.base import tokenize
+
+    return f"hyperslab-{leaf._v_name}-{tokenize(graph_token(leaf), chunks)}"
 
 
 def leaf_to_dask(leaf: Any, chunks: Any = None, name: str | None = None) -> Any:

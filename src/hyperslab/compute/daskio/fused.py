@@ -33,7 +33,7 @@ from hyperslab.chunked import tiles as tiling
 from hyperslab.chunked.regions import Box
 from hyperslab.nodes.leaves.reducible import read_leaf_box
 
-__all__ = ["LeafArray", "block_reduce"]
+__all__ = ["FusedArray", "LeafArray", "block_keys", "block_reduce"]
 
 Result = TypeVar("Result")
 
@@ -85,6 +85,15 @@ def _axes(axis: Any, ndim: int) -> tuple[int, ...]:
     return tuple(sorted({validate_axis(item, ndim) for item in items}))
 
 
+def block_keys(chunks: Sequence[Sequence[int]]
+               ) -> Iterator[tuple[tuple[int, ...], tuple[slice, ...]]]:
+    """Every block of dask ``chunks``: its index and its slices, in C order."""
+    starts = [np.cumsum((0, *sizes[:-1])) for sizes in chunks]
+    for index in itertools.product(*(range(len(c)) for c in chunks)):
+        yield index, tuple(slice(int(starts[d][i]), int(starts[d][i]) + int(chunks[d][i]))
+                           for d, i in enumerate(index))
+
+
 def _sum_dtype(dtype: np.dtype[Any]) -> np.dtype[Any]:
     """NumPy's (and Dask's) result dtype of a sum or product without ``dtype=``."""
     return np.zeros(1, dtype=dtype).sum().dtype
@@ -100,19 +109,15 @@ def _mean_dtypes(dtype: np.dtype[Any], given: Any) -> tuple[np.dtype[Any], np.dt
     return accumulator, result
 
 
-class LeafArray(da.Array):
-    """The dask array of a leaf (:meth:`hyperslab.Array.to_dask`): a ``dask.array.Array``
-    whose ``sum``, ``prod``, ``min``, ``max`` and ``mean`` read and reduce each block in one
-    task (see the module docstring)."""
+class FusedArray(da.Array):
+    """A dask array whose ``sum``, ``prod``, ``min``, ``max`` and ``mean`` compute each
+    block's reduction in one task (:meth:`_block_task`), from the data on disk, instead
+    of materializing the block first (see the module docstring)."""
 
-    _hyperslab_leaf: Any
-
-    @classmethod
-    def of(cls, array: Any, leaf: Any) -> LeafArray:
-        """``array`` (the leaf's plain dask array) with fused reductions."""
-        made = cls(array.dask, array.name, array.chunks, meta=array._meta)
-        made._hyperslab_leaf = leaf
-        return made
+    def _block_task(self, key: tuple[slice, ...], op: str, axes: tuple[int, ...],
+                    dtype: Any) -> tuple[Any, ...]:
+        """The task that gives the ``op`` of block ``key`` (axes kept)."""
+        raise NotImplementedError
 
     def _fused(self, op: str, axis: Any, dtype: Any) -> tuple[Any, tuple[int, ...]] | None:
         """The dask array of each block's ``op`` (reduced axes kept, of length 1 per
@@ -120,14 +125,9 @@ class LeafArray(da.Array):
         if 0 in self.shape or self.ndim == 0:
             return None
         axes = _axes(axis, self.ndim)
-        leaf = self._hyperslab_leaf
         name = f"{op}-hyperslab-{tokenize(self.name, op, axes, dtype)}"
-        starts = [np.cumsum((0, *sizes[:-1])) for sizes in self.chunks]
-        graph: dict[Any, Any] = {}
-        for index in itertools.product(*(range(len(c)) for c in self.chunks)):
-            key = tuple(slice(int(starts[d][i]), int(starts[d][i]) + self.chunks[d][i])
-                        for d, i in enumerate(index))
-            graph[(name, *index)] = (block_reduce, leaf, key, op, axes, dtype)
+        graph: dict[Any, Any] = {(name, *index): self._block_task(key, op, axes, dtype)
+                 for index, key in block_keys(self.chunks)}
         chunks = tuple((1,) * len(c) if d in axes else c for d, c in enumerate(self.chunks))
         out_dtype = (np.dtype(dtype) if dtype is not None
                      else _sum_dtype(self.dtype) if op in ("sum", "prod") else self.dtype)
@@ -189,3 +189,22 @@ class LeafArray(da.Array):
         total = partials.sum(axis=axes, dtype=accumulator, keepdims=keepdims,
                              split_every=split_every)
         return (total / count).astype(result)
+
+
+class LeafArray(FusedArray):
+    """The dask array of a leaf (:meth:`hyperslab.Array.to_dask`): a ``dask.array.Array``
+    whose ``sum``, ``prod``, ``min``, ``max`` and ``mean`` read and reduce each block in one
+    task (see the module docstring)."""
+
+    _hyperslab_leaf: Any
+
+    @classmethod
+    def of(cls, array: Any, leaf: Any) -> LeafArray:
+        """``array`` (the leaf's plain dask array) with fused reductions."""
+        made = cls(array.dask, array.name, array.chunks, meta=array._meta)
+        made._hyperslab_leaf = leaf
+        return made
+
+    def _block_task(self, key: tuple[slice, ...], op: str, axes: tuple[int, ...],
+                    dtype: Any) -> tuple[Any, ...]:
+        return (block_reduce, self._hyperslab_leaf, key, op, axes, dtype)
