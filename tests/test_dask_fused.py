@@ -245,10 +245,34 @@ def test_expr_to_dask_on_a_cluster_of_processes(path: Path, client: Any) -> None
 
 
 def test_expr_to_dask_refuses_what_it_cannot_cut(path: Path) -> None:
+    """Scalars, table columns (Table.to_dask is their route) and ranges: clear errors."""
     with hyperslab.open_file(path) as f:
         with pytest.raises(ValueError, match="broadcast"):
             hyperslab.Expr("a + 1", uservars={"a": np.float64(2)}).to_dask()
+    with hyperslab.open_file(path.with_name("t.h5"), "w") as f:
+        table = f.create_table("/", "t", {"x": hyperslab.Float64Col()})
+        table.append([(1.0,), (2.0,)])
+        with pytest.raises(TypeError, match="'x' .* is Column"):
+            hyperslab.Expr("x * 2", uservars={"x": table.cols.x}).to_dask()
+    with hyperslab.open_file(path) as f:
         e = hyperslab.Expr("a + 1", uservars={"a": f.root.ints})
         e.set_inputs_range(2, 10)
         with pytest.raises(ValueError, match="inputs range"):
             e.to_dask()
+
+
+def test_keys_are_new_for_every_opening(path: Path, client: Any) -> None:
+    """Two openings of the same file give different fused keys (a scheduler that still
+    holds the first opening's tasks must not run them: their nodes are closed); one
+    opening gives the same keys twice."""
+    names = []
+    for _ in range(3):
+        with hyperslab.open_file(path) as f:
+            x = _small_blocks(f.root.ints)
+            assert x.sum(axis=0).name == x.sum(axis=0).name
+            e = hyperslab.Expr("a * 2", uservars={"a": f.root.ints}).to_dask()
+            names.append((x.sum(axis=0).name, e.name, e.sum().name))
+            got = client.compute([x.sum(axis=0), e.sum()], sync=True)
+            _check(got[0], INTS.sum(axis=0))
+            _check(got[1], (INTS * 2).sum())
+    assert len({n for triple in names for n in triple}) == 9

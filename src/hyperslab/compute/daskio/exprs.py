@@ -22,7 +22,7 @@ from dask.highlevelgraph import HighLevelGraph
 from hyperslab._typing import AnyArray
 from hyperslab.compute.conditions import serial_numexpr
 from hyperslab.compute.daskio.arrays import aligned_chunks, graph_token
-from hyperslab.compute.daskio.fused import FusedArray, block_keys
+from hyperslab.compute.daskio.fused import FusedArray, block_keys, opening_token
 from hyperslab.compute.expressions import Expr, is_on_disk
 from hyperslab.nodes.leaves.reducible import read_leaf_box
 
@@ -120,6 +120,9 @@ class ExprArray(FusedArray):
                     dtype: Any) -> tuple[Any, ...]:
         return (expr_block_reduce, self._hyperslab_spec, key, op, axes, dtype)
 
+    def _files(self) -> list[Any]:
+        return [v._v_file for v in self._hyperslab_spec[1].values() if is_on_disk(v)]
+
 
 def expr_to_dask(expr: Expr, chunks: Any = None) -> ExprArray:
     """A dask array of ``expr``'s result (see :meth:`hyperslab.Expr.to_dask`)."""
@@ -135,11 +138,19 @@ def expr_to_dask(expr: Expr, chunks: Any = None) -> ExprArray:
     shape = tuple(expr.shape)
     dtype = np.dtype(expr.dtype)
     operands = dict(zip(expr.names, expr.values, strict=True))
+    for name, value in operands.items():
+        if is_on_disk(value) and not hasattr(value, "_engine"):
+            raise TypeError(f"Expr.to_dask reads arrays (Array, CArray, EArray) and NumPy "
+                            f"operands; {name!r} of {expr.expression!r} is "
+                            f"{type(value).__name__} (for table columns use "
+                            f"Table.to_dask(where=...))")
     full = [v for v in operands.values() if is_on_disk(v) and tuple(v.shape) == shape]
     chunkshape = full[0]._tile_chunkshape() if full else None
     blocks = aligned_chunks(shape, dtype, chunkshape, chunks)
     spec = (expr.expression, operands, dict(expr._kwargs))
-    name = f"hyperslab-expr-{tokenize(expr.expression, _identity(operands), blocks)}"
+    openings = [opening_token(v._v_file) for v in operands.values() if is_on_disk(v)]
+    token = tokenize(expr.expression, _identity(operands), openings, blocks)
+    name = f"hyperslab-expr-{token}"
     graph: dict[Any, Any] = {(name, *index): (expr_block_eval, spec, key)
              for index, key in block_keys(blocks)}
     layer = HighLevelGraph.from_collections(name, graph, dependencies=())

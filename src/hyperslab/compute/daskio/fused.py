@@ -19,6 +19,8 @@ from __future__ import annotations
 
 import itertools
 import threading
+import uuid
+import weakref
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any, TypeVar
 
@@ -33,7 +35,7 @@ from hyperslab.chunked import tiles as tiling
 from hyperslab.chunked.regions import Box
 from hyperslab.nodes.leaves.reducible import read_leaf_box
 
-__all__ = ["FusedArray", "LeafArray", "block_keys", "block_reduce"]
+__all__ = ["FusedArray", "LeafArray", "block_keys", "block_reduce", "opening_token"]
 
 Result = TypeVar("Result")
 
@@ -78,6 +80,19 @@ def block_reduce(leaf: Any, key: tuple[slice, ...], op: str, axes: tuple[int, ..
     return np.asarray(result)
 
 
+_OPENINGS: weakref.WeakKeyDictionary[Any, str] = weakref.WeakKeyDictionary()
+_OPENINGS_LOCK = threading.Lock()
+
+
+def opening_token(file: Any) -> str:
+    """A random token of an open File object, the same for its whole life."""
+    with _OPENINGS_LOCK:
+        token = _OPENINGS.get(file)
+        if token is None:
+            token = _OPENINGS[file] = uuid.uuid4().hex
+        return token
+
+
 def _axes(axis: Any, ndim: int) -> tuple[int, ...]:
     if axis is None:
         return tuple(range(ndim))
@@ -119,13 +134,24 @@ class FusedArray(da.Array):
         """The task that gives the ``op`` of block ``key`` (axes kept)."""
         raise NotImplementedError
 
+    def _files(self) -> list[Any]:
+        """The open Files whose nodes the tasks hold."""
+        raise NotImplementedError
+
+    def _opened_token(self) -> list[str]:
+        """A token of each File the tasks hold, new for every opening.  The tasks hold
+        nodes of that opening: a scheduler that still knows a key from an earlier opening
+        (distributed forgets finished keys asynchronously) would otherwise send that
+        task, whose node is closed, instead of this one."""
+        return [opening_token(file) for file in self._files()]
+
     def _fused(self, op: str, axis: Any, dtype: Any) -> tuple[Any, tuple[int, ...]] | None:
         """The dask array of each block's ``op`` (reduced axes kept, of length 1 per
         block), or None where Dask's own route is the one to take (an empty array)."""
         if 0 in self.shape or self.ndim == 0:
             return None
         axes = _axes(axis, self.ndim)
-        name = f"{op}-hyperslab-{tokenize(self.name, op, axes, dtype)}"
+        name = f"{op}-hyperslab-{tokenize(self.name, self._opened_token(), op, axes, dtype)}"
         graph: dict[Any, Any] = {(name, *index): self._block_task(key, op, axes, dtype)
                  for index, key in block_keys(self.chunks)}
         chunks = tuple((1,) * len(c) if d in axes else c for d, c in enumerate(self.chunks))
@@ -208,3 +234,6 @@ class LeafArray(FusedArray):
     def _block_task(self, key: tuple[slice, ...], op: str, axes: tuple[int, ...],
                     dtype: Any) -> tuple[Any, ...]:
         return (block_reduce, self._hyperslab_leaf, key, op, axes, dtype)
+
+    def _files(self) -> list[Any]:
+        return [self._hyperslab_leaf._v_file]
