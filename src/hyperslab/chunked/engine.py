@@ -34,6 +34,7 @@ from hyperslab.codecs import cframe
 from hyperslab.codecs.blockshape import choose_blockshape
 from hyperslab.codecs.blosc2_filter import Blosc2Params, decode_chunk
 from hyperslab.codecs.cframe_region import (
+    BIG_BLOCK_BYTES,
     decode_items,
     decode_region,
     frame_blocks,
@@ -573,7 +574,7 @@ class ChunkEngine:
             into = target if sliced and target.dtype == self._dtype else None
             try:
                 part = decode_region(raw, region, self._dtype, load=load, out=into,
-                                     chunkshape=self._chunkshape)
+                                     chunkshape=self._chunkshape, big_blocks=BIG_BLOCK_BYTES)
             except cframe.FrameError:
                 part = None  # not decoded in part: decoded whole below, or reported
             if part is not None:
