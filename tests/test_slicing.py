@@ -526,6 +526,43 @@ def test_a_slab_of_big_blocks_is_decoded_block_by_block(
         np.testing.assert_array_equal(f.root.a[3:13, 1::7, ::9], data[3:13, 1::7, ::9])
 
 
+def test_chunks_decoding_few_blocks_are_read_without_the_pool(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Pieces of chunks that decode less than _PARTIAL_PARALLEL_MIN_BYTES of blocks each
+    are read in the calling thread (a pool task costs more); above it, in the pool, the
+    first piece of a node's first read in the calling thread (it tells the blocks)."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from hyperslab.chunked import engine
+
+    data = _data((8, 128, 256), "<f8", 4)
+    path = tmp_path / "few.h5"
+    with hyperslab.open_file(path, "w") as f:  # 256 KiB chunks of 16 KiB blocks
+        f.create_carray("/", "a", obj=data, chunkshape=(4, 64, 128), blockshape=(1, 16, 128),
+                        filters=hyperslab.Filters(5, "blosc2:lz4"))
+    with h5py.File(path) as h5:
+        expected = h5["a"][1]
+    np.testing.assert_array_equal(expected, data[1])
+    submitted: list[Any] = []
+    real = ThreadPoolExecutor.submit
+
+    def spy(self: Any, fn: Any, /, *args: Any, **kwargs: Any) -> Any:
+        submitted.append(fn)
+        return real(self, fn, *args, **kwargs)
+
+    monkeypatch.setattr(ThreadPoolExecutor, "submit", spy)
+    with hyperslab.open_file(path, max_threads=2) as f:
+        for _ in range(2):  # 4 chunks of 4 blocks (64 KiB) each
+            np.testing.assert_array_equal(f.root.a[1], expected)
+    assert submitted == []
+    monkeypatch.setattr(engine, "_PARTIAL_PARALLEL_MIN_BYTES", 64 << 10)
+    with hyperslab.open_file(path, max_threads=2) as f:
+        np.testing.assert_array_equal(f.root.a[1], expected)
+        assert len(submitted) == 3
+        np.testing.assert_array_equal(f.root.a[6], data[6])
+        assert len(submitted) == 3 + 4
+
+
 def test_a_corrupt_block_names_its_chunk(tmp_path: Path) -> None:
     shape, chunkshape, blockshape = (20, 30), (10, 30), (2, 30)
     data = _data(shape, "<f4", 2)

@@ -236,8 +236,8 @@ def decode_region(
 
     Parameters
     ----------
-    buf : bytes-like
-        A whole one-chunk b2nd frame.
+    buf : bytes-like or FrameBlocks
+        A whole one-chunk b2nd frame, or its :func:`frame_blocks` (parsed by the caller).
     bounds : tuple of slice
         Ranges within the chunk's shape, one per dimension, each selecting some items
         (``start`` and ``stop`` given; a positive ``step``: ``a[::2, 1:9:3]`` decodes the
@@ -275,7 +275,8 @@ def decode_region(
         If the frame is malformed, not of ``chunkshape``, or a block does not decompress.
     """
     dt = np.dtype(dtype)
-    blocks = frame_blocks(buf, dt, chunkshape=chunkshape)
+    blocks = buf if isinstance(buf, FrameBlocks) else frame_blocks(buf, dt,
+                                                                   chunkshape=chunkshape)
     if blocks is None or len(bounds) != len(blocks.chunkshape) or any(
             b.stop > c or (b.step or 1) < 1
             for b, c in zip(bounds, blocks.chunkshape, strict=True)):
