@@ -417,10 +417,11 @@ class ChunkEngine:
         return out
 
     def _pool_pays(self, pieces: list[GatherPiece], out: AnyArray) -> bool:
-        """Whether pieces of Blosc2 chunks decode enough blocks each to pay for a pool
-        task (the frames' block shape is learnt from the first piece, read here if need
-        be: ``pieces`` then loses it)."""
-        if self._read_blockshape is None and pieces:
+        """Whether pieces of Blosc2 chunks decode blocks enough to pay for pool tasks (whole
+        chunks do); the block shape is learnt from the first piece, popped and read here."""
+        if not pieces or pieces[0].full_chunk:
+            return True
+        if self._read_blockshape is None:
             self._read_piece(pieces.pop(0), out, 1)
         blockshape = self._read_blockshape
         if blockshape is None or not pieces:
