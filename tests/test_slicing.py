@@ -486,6 +486,83 @@ def test_only_the_touched_blocks_are_decoded(tmp_path: Path,
     assert math.prod(chunkshape) // math.prod(blockshape) == 64
 
 
+def test_decode_region_decodes_big_blocks_one_by_one_whatever_the_share() -> None:
+    """Blocks of ``big_blocks`` bytes or more are decoded one by one even when the region
+    touches more of them than ``max_share`` allows (no whole chunk to reorder)."""
+    items = np.arange(64 * 64, dtype="<i8").reshape(64, 64)
+    frame = _chunk_frame(items, (0, 0), (64, 64), (16, 64), "lz4")  # 4 blocks of 8 KiB
+    region = (slice(0, 64, 3), slice(5, 6))  # every block
+    assert decode_region(frame, region, "<i8", max_share=0.5) is None
+    assert decode_region(frame, region, "<i8", max_share=0.5, big_blocks=8193) is None
+    part = decode_region(frame, region, "<i8", max_share=0.5, big_blocks=8192)
+    assert part is not None
+    np.testing.assert_array_equal(part, items[region])
+
+
+def test_a_slab_of_big_blocks_is_decoded_block_by_block(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``a[:, 5]`` touches every block of its chunks; blocks of at least BIG_BLOCK_BYTES
+    are decoded one by one and their items copied out, the chunks never decoded whole
+    (and reordered from block order); h5py + hdf5plugin read the same file as the oracle."""
+    from hyperslab.codecs import cframe, cframe_region
+
+    data = _data((16, 64, 64), "<f8", 3)
+    path = tmp_path / "big.h5"
+    with hyperslab.open_file(path, "w") as f:
+        f.create_carray("/", "a", obj=data, chunkshape=(8, 64, 64), blockshape=(4, 64, 64),
+                        filters=hyperslab.Filters(5, "blosc2:lz4"))
+    with h5py.File(path) as h5:
+        expected = h5["a"][:, 5]
+        assert parse_frame(h5["a"].id.read_direct_chunk((0, 0, 0))[1]).blockshape == (4, 64, 64)
+    np.testing.assert_array_equal(expected, data[:, 5])
+    assert 4 * 64 * 64 * 8 >= cframe_region.BIG_BLOCK_BYTES
+
+    def whole(*args: Any, **kwargs: Any) -> None:
+        raise AssertionError("a chunk was decoded whole")
+
+    monkeypatch.setattr(cframe, "decode_into", whole)
+    with hyperslab.open_file(path) as f:
+        np.testing.assert_array_equal(f.root.a[:, 5], expected)
+        np.testing.assert_array_equal(f.root.a[3:13, 1::7, ::9], data[3:13, 1::7, ::9])
+
+
+def test_chunks_decoding_few_blocks_are_read_without_the_pool(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Pieces of chunks that decode less than _PARTIAL_PARALLEL_MIN_BYTES of blocks each
+    are read in the calling thread (a pool task costs more); above it, in the pool, the
+    first piece of a node's first read in the calling thread (it tells the blocks)."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from hyperslab.chunked import engine
+
+    data = _data((8, 128, 256), "<f8", 4)
+    path = tmp_path / "few.h5"
+    with hyperslab.open_file(path, "w") as f:  # 256 KiB chunks of 16 KiB blocks
+        f.create_carray("/", "a", obj=data, chunkshape=(4, 64, 128), blockshape=(1, 16, 128),
+                        filters=hyperslab.Filters(5, "blosc2:lz4"))
+    with h5py.File(path) as h5:
+        expected = h5["a"][1]
+    np.testing.assert_array_equal(expected, data[1])
+    submitted: list[Any] = []
+    real = ThreadPoolExecutor.submit
+
+    def spy(self: Any, fn: Any, /, *args: Any, **kwargs: Any) -> Any:
+        submitted.append(fn)
+        return real(self, fn, *args, **kwargs)
+
+    monkeypatch.setattr(ThreadPoolExecutor, "submit", spy)
+    with hyperslab.open_file(path, max_threads=2) as f:
+        for _ in range(2):  # 4 chunks of 4 blocks (64 KiB) each
+            np.testing.assert_array_equal(f.root.a[1], expected)
+    assert submitted == []
+    monkeypatch.setattr(engine, "_PARTIAL_PARALLEL_MIN_BYTES", 64 << 10)
+    with hyperslab.open_file(path, max_threads=2) as f:
+        np.testing.assert_array_equal(f.root.a[1], expected)
+        assert len(submitted) == 3
+        np.testing.assert_array_equal(f.root.a[6], data[6])
+        assert len(submitted) == 3 + 4
+
+
 def test_a_corrupt_block_names_its_chunk(tmp_path: Path) -> None:
     shape, chunkshape, blockshape = (20, 30), (10, 30), (2, 30)
     data = _data(shape, "<f4", 2)
