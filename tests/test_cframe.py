@@ -25,7 +25,7 @@ import tables.leaf
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from hyperslab.codecs import blockshape, cframe, cframe_item
+from hyperslab.codecs import blockshape, cframe, cframe_blocks, cframe_item
 from hyperslab.codecs.blockshape import (
     blocks_are_c_order,
     choose_blockshape,
@@ -255,6 +255,76 @@ def test_our_frames_read_back_through_the_filter(
     if len(shape) > 1 and np.dtype(dtype).kind in "iuf":
         with tables.open_file(path, "r") as h5:  # PyTables' own b2nd reader
             np.testing.assert_array_equal(h5.root.x[...], data)
+
+
+# ---------------------------------------------------------------- other writers' blocks
+BLOCKWISE = [((40, 30, 20), (16, 16, 8)), ((90, 70), (40, 30)), ((100, 40), (30, 40)),
+             ((64, 64), (32, 32))]
+
+
+def runs(shape: tuple[int, ...], dtype: Any) -> np.ndarray[Any, Any]:
+    """Data of any dtype that Blosc2 compresses (runs of equal bytes, bools made valid)."""
+    dt = np.dtype(dtype)
+    raw = (np.arange(math.prod(shape) * dt.itemsize) // 16 % 5).astype(np.uint8)
+    if dt.kind == "b":
+        raw %= 2
+    return raw.view(dt).reshape(shape)
+
+
+@pytest.mark.parametrize(("chunks", "blocks"), BLOCKWISE)
+@pytest.mark.parametrize("dtype", ["<u2", "<f8", "?", COMPOUND])
+def test_blocks_not_in_c_order_are_decoded_one_at_a_time(
+    monkeypatch: pytest.MonkeyPatch, chunks: tuple[int, ...], blocks: tuple[int, ...],
+    dtype: Any,
+) -> None:
+    """Chunks whose blocks are not their C order (padded, or not whole rows) decode block
+    by block through a per-thread buffer; with several Blosc2 threads, and for chunks whose
+    blocks do not decode alone (stored uncompressed), whole as before."""
+    calls: list[bool] = []
+
+    def spy(*args: Any) -> bool:
+        calls.append(cframe_blocks.decode_blocks_into(*args))
+        return calls[-1]
+
+    monkeypatch.setattr(cframe, "decode_blocks_into", spy)
+    data = runs(chunks, dtype)
+    frame = reference_frame(data, blocks, CODECS["lz4"], 5, 1)
+    layout = parse_frame(frame)
+    assert not layout.c_order or layout.chunk_nbytes != layout.nbytes
+    for nthreads, taken in ((1, [True]), (2, [])):
+        calls.clear()
+        out = np.full_like(data, 1)
+        decode_into(frame, out, nthreads=nthreads)
+        np.testing.assert_array_equal(out, data)
+        assert calls == taken
+    calls.clear()
+    stored = reference_frame(data, blocks, CODECS["lz4"], 0, 1)  # memcpyed: whole
+    out = np.full_like(data, 1)
+    decode_into(stored, out)
+    np.testing.assert_array_equal(out, data)
+    assert calls == [False]
+
+
+def test_hdf5plugin_blocks_decode_one_at_a_time(tmp_path: Path,
+                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    """hdf5plugin's (32, 32, 50) blocks of (50, 50, 50) chunks (a (64, 64, 50) padded
+    chunk) decode without the whole-chunk reordering, as h5py reads them."""
+    data = np.arange(100 * 50 * 50, dtype="<f8").reshape(100, 50, 50) / 7
+    with h5py.File(tmp_path / "p.h5", "w") as f:
+        dset = f.create_dataset("x", data=data, chunks=(50, 50, 50),
+                                **hdf5plugin.Blosc2(cname="lz4", filters=1))
+        frames = [dset.id.read_direct_chunk((i, 0, 0))[1] for i in (0, 50)]
+    layout = parse_frame(frames[0])
+    assert layout.blockshape == (32, 32, 50) and not layout.c_order
+
+    def whole(*args: Any) -> None:
+        raise AssertionError("decoded whole and reordered")
+
+    monkeypatch.setattr(cframe, "from_block_order", whole)
+    for i, frame in enumerate(frames):
+        out = np.empty((50, 50, 50))
+        decode_into(frame, out, chunkshape=(50, 50, 50))
+        np.testing.assert_array_equal(out, data[50 * i : 50 * (i + 1)])
 
 
 # ---------------------------------------------------------------- special chunks, partial reads

@@ -252,7 +252,7 @@ def test_expr_to_dask_refuses_what_it_cannot_cut(path: Path) -> None:
     with hyperslab.open_file(path.with_name("t.h5"), "w") as f:
         table = f.create_table("/", "t", {"x": hyperslab.Float64Col()})
         table.append([(1.0,), (2.0,)])
-        with pytest.raises(TypeError, match="'x' .* is Column"):
+        with pytest.raises(TypeError, match=r"'x' .* is Column"):
             hyperslab.Expr("x * 2", uservars={"x": table.cols.x}).to_dask()
     with hyperslab.open_file(path) as f:
         e = hyperslab.Expr("a + 1", uservars={"a": f.root.ints})

@@ -506,3 +506,41 @@ def test_half_float_products_of_one_element_tiles_do_not_overflow_early(
         for op in ("prod", "sum"):
             _assert_same(getattr(f.root.a, op)(axis=(2, 3)),
                          getattr(np, op)(data, axis=(2, 3)), data.dtype, op)
+
+
+@pytest.mark.parametrize("dtype", ["<f8", "<i2"])
+def test_reductions_of_hdf5plugins_file_decode_its_blocks_one_at_a_time(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, dtype: str) -> None:
+    """A file of h5py + hdf5plugin, whose filter picks blocks that are not the chunks' C
+    order ((32, 32, 50) blocks of (50, 50, 50) chunks, padded to (64, 64, 50)): reduced
+    from chunks decoded a block at a time in the pool's threads (not through h5py, not
+    decoded whole and reordered), equal to NumPy's reductions of h5py's read."""
+    h5py = pytest.importorskip("h5py")
+    hdf5plugin = pytest.importorskip("hdf5plugin")
+    from hyperslab.codecs import cframe
+    from hyperslab.nodes.leaves import reducible
+
+    # Integers (as floats too): every summation order gives the same sums.
+    data = (np.arange(100 * 50 * 60) % 1000 - 300).astype(dtype).reshape(100, 50, 60)
+    with h5py.File(tmp_path / "plugin.h5", "w") as f:
+        f.create_dataset("a", data=data, chunks=(50, 50, 50),
+                         **hdf5plugin.Blosc2(cname="lz4", filters=1))
+    with h5py.File(tmp_path / "plugin.h5", "r") as f:
+        read = f["a"][...]  # the filter's reading of its own file
+    np.testing.assert_array_equal(read, data)
+
+    def refuse(*args: Any, **kwargs: Any) -> None:
+        raise AssertionError("read through h5py, or decoded whole and reordered")
+
+    monkeypatch.setattr(reducible, "read_selection", refuse)
+    monkeypatch.setattr(cframe, "from_block_order", refuse)
+    monkeypatch.setattr(tiles, "TILE_BYTES", 1 << 20)  # several tiles, one chunk each
+    with hyperslab.open_file(tmp_path / "plugin.h5") as f:
+        node = f.root.a
+        for axis in (None, 0, 1, 2, (0, 2)):
+            for op in ("sum", "max"):
+                got, want = getattr(node, op)(axis=axis), getattr(np, op)(read, axis=axis)
+                assert np.asarray(got).dtype == np.asarray(want).dtype
+                np.testing.assert_array_equal(got, want, err_msg=f"{op} {axis}")
+        np.testing.assert_array_equal(node.argmin(axis=1), read.argmin(axis=1))
+        np.testing.assert_allclose(node.mean(axis=0), read.mean(axis=0), rtol=1e-12)

@@ -8,7 +8,9 @@ python-blosc2's low-level ``compress2``/``decompress2`` only: no ``NDArray``/``S
 objects, which cost 40-550 us a call even for tiny chunks.
 
 * :func:`parse_frame` checks a frame against its length and returns a :class:`FrameLayout`;
-* :func:`decode_into` decompresses a whole chunk into a C-ordered array;
+* :func:`decode_into` decompresses a whole chunk into a C-ordered array (chunks whose
+  blocks are not its C order, as other writers' often are, block by block through
+  :mod:`.cframe_blocks`);
 * :func:`decode_item` returns one element, decompressing only the Blosc2 block that holds
   it when the chunk's filters allow it;
 * :class:`FrameEncoder` builds the frames for one dataset from a header template computed
@@ -49,6 +51,7 @@ from hyperslab.codecs.blockshape import (
     parse_b2nd_meta,
 )
 from hyperslab.codecs.blockshape import to_block_order as _to_block_order
+from hyperslab.codecs.cframe_blocks import PARTIAL_FILTERS, decode_blocks_into
 from hyperslab.codecs.cframe_check import (
     HEADER,
     HEADER_MINLEN,
@@ -95,7 +98,6 @@ _FRAME_CBYTES_AT: Final = 39
 _FRAME_BLOCKSIZE_AT: Final = 53
 _GENERAL_FLAGS: Final = 0x12  # frame format version 2, 64-bit offsets, fixed chunk size
 _FORWARD_COMPAT_SPLIT: Final = 3  # other_flags = splitmode - 1
-_PARTIAL_FILTERS: Final = b"\x00\x01\x02"  # per-block filters: none, shuffle, bitshuffle
 _COPY_MAX: Final = 4096  # larger chunks of a bytes frame are read through a memoryview
 _BE_U16: Final = struct.Struct(">H")
 _BE_I32: Final = struct.Struct(">i")
@@ -377,12 +379,16 @@ def decode_into(
     if layout.c_order and layout.chunk_nbytes == layout.nbytes:
         _decompress(chunk, flat, nthreads)
         return
+    assert layout.chunkshape is not None and layout.blockshape is not None
+    if nthreads == 1 and decode_blocks_into(
+            chunk, flat, layout.shape, layout.chunkshape, layout.blockshape,
+            lambda part, into: _decompress(part, into, 1)):
+        return  # other writers' blocks, through a per-thread block (see cframe_blocks)
     whole = np.empty(layout.chunk_nbytes, dtype=np.uint8)
     _decompress(chunk, whole, nthreads)
     if layout.c_order:
         flat[...] = whole[: layout.nbytes]
         return
-    assert layout.chunkshape is not None and layout.blockshape is not None
     from_block_order(whole, flat, layout.chunkshape, layout.blockshape, layout.shape)
 
 
@@ -533,7 +539,7 @@ def _read_range(src: bytes | memoryview, chunk_start: int, chunk_stop: int, star
         and (start + length - 1) // blocksize == nblock
         and not chunk[30]
         and not chunk[31]
-        and not bytes(chunk[16:22]).strip(_PARTIAL_FILTERS)
+        and not bytes(chunk[16:22]).strip(PARTIAL_FILTERS)
     ):
         part = one_block(chunk, nblock, nblocks, blocksize, nbytes)
         if part is not None:

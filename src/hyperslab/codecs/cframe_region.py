@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import itertools
 import math
-import threading
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Final, Protocol
@@ -28,20 +27,19 @@ import numpy as np
 
 from hyperslab._typing import AnyArray, DTypeLike
 from hyperslab.codecs.cframe import (
-    _PARTIAL_FILTERS,
     FrameError,
     _byte_view,
     _check_shape,
     _decompress,
     parse_frame,
 )
+from hyperslab.codecs.cframe_blocks import chunk_blocks, scratch_block
 from hyperslab.codecs.cframe_check import HEADER_MINLEN, TAIL_LEN, chunk_offset
 from hyperslab.codecs.cframe_item import (
     _FRAME_SIZES,
     CHUNK_EXTLEN,
     CHUNK_HEAD,
     block_chunk,
-    block_ends,
 )
 
 DEFAULT_MAX_SHARE: Final = 0.5
@@ -139,34 +137,11 @@ def frame_blocks(buf: Any, dtype: DTypeLike, *,
     ):
         return None
     chunk = view[layout.chunk_start : layout.chunk_stop]
-    _, _, flags, _, nbytes, blocksize, _ = CHUNK_HEAD.unpack_from(chunk, 0)
-    if (
-        flags & 0x07 != 0x05  # an extended header with compressed, split-able blocks
-        or chunk[30] or chunk[31]
-        or bytes(chunk[16:22]).strip(_PARTIAL_FILTERS)
-        or blocksize != layout.blocksize
-    ):
-        return None
-    streams = block_ends(chunk, -(-nbytes // blocksize))
+    streams = chunk_blocks(chunk, layout.blocksize)
     if streams is None:
         return None
-    return FrameBlocks(chunk, tuple(blockshape), tuple(chunkshape), blocksize, nbytes, *streams,
-                       layout.chunk_start)
-
-
-_scratch = threading.local()
-_SCRATCH_MAX = 8 << 20  # bigger blocks get a new buffer each time (none kept)
-
-
-def _scratch_block(nbytes: int) -> AnyArray:
-    """A ``uint8`` buffer of ``nbytes`` for a block decoded only to be copied from, kept
-    per thread: a fresh ~100 KB array costs a page fault per 4 KB on every read."""
-    if nbytes > _SCRATCH_MAX:
-        return np.empty(nbytes, dtype=np.uint8)
-    buffer: AnyArray | None = getattr(_scratch, "buffer", None)
-    if buffer is None or buffer.shape[0] < nbytes:
-        buffer = _scratch.buffer = np.empty(nbytes, dtype=np.uint8)
-    return buffer[:nbytes]
+    return FrameBlocks(chunk, tuple(blockshape), tuple(chunkshape), layout.blocksize,
+                       layout.chunk_nbytes, *streams, layout.chunk_start)
 
 
 FRAME_HEAD_BYTES: Final = 4096
@@ -309,7 +284,7 @@ def decode_region(
                 return None
             continue
         if block is None:
-            block = _scratch_block(blocks.blocksize).view(items.dtype).reshape(blockshape)
+            block = scratch_block(blocks.blocksize).view(items.dtype).reshape(blockshape)
         if not blocks.decode(number, block.reshape(-1).view(np.uint8)):
             return None
         items[tuple(c[2] for c in combo)] = block[inside]
@@ -383,7 +358,7 @@ def decode_items(
             if store is not None:  # a kept block is the store's own
                 block = np.empty(per_block, dtype=dt)
             elif block is None:
-                block = _scratch_block(blocks.blocksize).view(dt)
+                block = scratch_block(blocks.blocksize).view(dt)
             if load is not None:
                 load(*blocks.stream_range(number))
             if not blocks.decode(number, block.view(np.uint8)):
