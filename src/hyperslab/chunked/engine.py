@@ -25,11 +25,11 @@ import numpy as np
 from hyperslab._typing import AnyArray, Shape
 from hyperslab.chunked.allocation import check_result_size
 from hyperslab.chunked.frameaudit import FrameAudit
-from hyperslab.chunked.gather import GatherPiece, count_key_chunks, gather_pieces
+from hyperslab.chunked.gather import GatherPiece, count_key_chunks, gather_pieces, whole_chunk_of
 from hyperslab.chunked.ordered import batches, in_order
 from hyperslab.chunked.pointchunks import DecodedBlocks, PointChunk
 from hyperslab.chunked.regions import Box, ChunkPiece, box_of, byte_runs, chunk_pieces
-from hyperslab.chunked.scratch import scratch_chunk
+from hyperslab.chunked.scratch import blocked_scratch, scratch_bytes, scratch_chunk
 from hyperslab.codecs import cframe
 from hyperslab.codecs.blockshape import choose_blockshape
 from hyperslab.codecs.blosc2_filter import Blosc2Params, decode_chunk
@@ -359,6 +359,18 @@ class ChunkEngine:
         key = tuple(slice(start, stop) for start, stop in box)
         return self.read_gather(key, out, serial=serial)
 
+    def read_whole_chunk(self, key: Any) -> AnyArray | None:
+        """``dataset[key]`` in a new array where ``key`` selects one Blosc2 chunk exactly
+        (:func:`~hyperslab.chunked.gather.whole_chunk_of`: ``arr[c]`` of one image per
+        chunk), decoded with Blosc2's threads, no selection planned; else None."""
+        found = (whole_chunk_of(key, self._dataset.shape, self._chunkshape)
+                 if self.kind is RawKind.BLOSC2 and self._dtype.subdtype is None else None)
+        if found is None:
+            return None
+        out = np.empty(found[1], dtype=self._dtype)
+        self._decode_whole(found[0], out.reshape(self._chunkshape), self._threads(1)[1])
+        return out
+
     def read_gather(
         self, h5key: Sequence[Any], out: AnyArray | None = None, *, serial: bool = False
     ) -> AnyArray:
@@ -555,15 +567,15 @@ class ChunkEngine:
             if target.flags.c_contiguous and dataset.read_raw_chunk_into(
                     piece.grid, target.reshape(-1).view(np.uint8)) is not None:
                 return
+        if piece.full_chunk and target.flags.c_contiguous:
+            self._decode_whole(piece.grid, target, nthreads)
+            return
         stored = self._stored_bytes(piece.grid, in_part=not piece.full_chunk)
         if stored is None:
             target[...] = self._fill_value()
             return
         raw, mask, sparse = stored
         load = None if sparse is None else sparse.load  # the blocks decode_region needs
-        if piece.full_chunk and target.flags.c_contiguous:
-            self._decode(raw, mask, target, piece.grid, nthreads)
-            return
         if self._decodes_in_part(mask):
             # Only the blocks holding selected items are decoded (slices, any step),
             # straight into the output; index arrays: the blocks of their bounding box.
@@ -612,6 +624,20 @@ class ChunkEngine:
         sparse.load_all()
         return buffer, mask, None
 
+    def _decode_whole(self, grid: tuple[int, ...], target: AnyArray, nthreads: int) -> None:
+        """Decode the chunk at ``grid`` into ``target`` (C-contiguous; the fill value if never
+        written), its stored bytes read into this thread's scratch buffer on read-only
+        files (needed only here; fresh memory costs a page fault per 4 KB every time)."""
+        dataset = self._dataset
+        sparse = dataset.sparse_chunk(grid)
+        if sparse is not None:
+            sparse.load_all_into(scratch_bytes(sparse.buffer.shape[0], "stored"))
+            self._decode(sparse.buffer, sparse.filter_mask, target, grid, nthreads)
+        elif dataset.chunk_is_written(grid):
+            self._decode(*dataset.read_raw_chunk(grid), target, grid, nthreads)
+        else:
+            target[...] = self._fill_value()
+
     def _decodes_in_part(self, mask: int) -> bool:
         """Whether a stored chunk of this filter mask can be decoded block by block."""
         return self._partial_decoding and not mask & _SKIP_FIRST_FILTER
@@ -656,7 +682,8 @@ class ChunkEngine:
             flat[...] = np.frombuffer(raw, dtype=np.uint8, count=flat.shape[0])
             return
         try:
-            cframe.decode_into(raw, out, nthreads=nthreads, chunkshape=self._chunkshape)
+            cframe.decode_into(raw, out, nthreads=nthreads, chunkshape=self._chunkshape,
+                               work=blocked_scratch)
             return
         except cframe.FrameError as exc:
             fast_error: Exception = exc
