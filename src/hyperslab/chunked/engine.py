@@ -661,7 +661,7 @@ class ChunkEngine:
         return chunk
 
     def _decode(
-        self, raw: bytes, mask: int, out: AnyArray, grid: tuple[int, ...], nthreads: int
+        self, raw: Any, mask: int, out: AnyArray, grid: tuple[int, ...], nthreads: int
     ) -> None:
         """Decode a stored chunk into ``out`` (a C-contiguous array of the chunk's shape)."""
         if self._deflate is not None:
