@@ -16,20 +16,27 @@ import enum
 import math
 import threading
 from collections import OrderedDict
-from collections.abc import Callable, Iterator, Sequence
-from concurrent.futures import Executor, Future
+from collections.abc import Callable, Sequence
+from concurrent.futures import Executor
 from typing import Any
 
 import numpy as np
 
 from hyperslab._typing import AnyArray, Shape
 from hyperslab.chunked.allocation import check_result_size
+from hyperslab.chunked.chunkwrites import IN_FLIGHT_PER_WORKER, ChunkWrites
 from hyperslab.chunked.frameaudit import FrameAudit
-from hyperslab.chunked.gather import GatherPiece, count_key_chunks, decoded_bytes, gather_pieces
+from hyperslab.chunked.gather import (
+    GatherPiece,
+    count_key_chunks,
+    decoded_bytes,
+    gather_pieces,
+    whole_chunk_of,
+)
 from hyperslab.chunked.ordered import batches, in_order
 from hyperslab.chunked.pointchunks import DecodedBlocks, PointChunk
-from hyperslab.chunked.regions import Box, ChunkPiece, box_of, byte_runs, chunk_pieces
-from hyperslab.chunked.scratch import scratch_chunk
+from hyperslab.chunked.regions import Box, box_of, byte_runs
+from hyperslab.chunked.scratch import blocked_scratch, scratch_bytes, scratch_chunk
 from hyperslab.codecs import cframe
 from hyperslab.codecs.blockshape import choose_blockshape
 from hyperslab.codecs.blosc2_filter import Blosc2Params, decode_chunk
@@ -72,14 +79,10 @@ _DEFLATE_MIN_CHUNKS, _DEFLATE_MIN_BYTES, _DEFLATE_PARALLEL_MIN_BYTES = 4, 1 << 2
 (smaller ones, and single items, keep HDF5's chunk cache for repeated small reads), chunks
 from 16 KB on (inflating costs ~10x more per byte than Blosc2 decoding)."""
 
-_IN_FLIGHT_PER_WORKER = 2
-"""Chunks compressed ahead of the writer, per worker thread (bounds the memory in use)."""
 
 _SKIP_FIRST_FILTER = 1
 """A chunk's filter mask bit saying the first (here: the only) filter was not applied."""
 
-_B2ND_MAX_TYPESIZE = 255
-"""Larger items get plain frames: the filter cannot read b2nd frames of them (see cframe)."""
 
 _POINT_POOL_MIN_CHUNKS = 4
 """Point reads touching fewer chunks decode them in the calling thread (handing a few small
@@ -125,7 +128,7 @@ def raw_kind(dataset: Dataset) -> RawKind | None:
     return RawKind.DEFLATE if deflate else None
 
 
-class ChunkEngine:
+class ChunkEngine(ChunkWrites):
     """Raw-chunk reads and writes of one dataset.
 
     Parameters
@@ -254,31 +257,6 @@ class ChunkEngine:
         """The encoder of the whole chunks this engine writes (None unless Blosc2)."""
         return self._encoder(nthreads) if self.kind is RawKind.BLOSC2 else None
 
-    def _encoder(self, nthreads: int) -> cframe.FrameEncoder:
-        encoder = self._encoders.get(nthreads)
-        if encoder is None:
-            params = self._params
-            assert params is not None
-            blockshape = None
-            if params.is_b2nd and params.typesize == self._itemsize <= _B2ND_MAX_TYPESIZE:
-                blockshape = self.blockshape
-            # Plain frames only need the chunk's size in Blosc2 items (shaped atoms hold
-            # several items per element).
-            frame_shape = (self._chunkshape if blockshape is not None
-                           else (self.chunk_nbytes // params.typesize,))
-            encoder = cframe.FrameEncoder(
-                frame_shape,
-                params.typesize,
-                codec=params.effective_compcode,
-                clevel=params.clevel,
-                filter_code=params.filter_code,
-                blockshape=blockshape,
-                blocksize=params.blocksize,
-                nthreads=nthreads,
-            )
-            self._encoders[nthreads] = encoder
-        return encoder
-
     # ------------------------------------------------------------------ single items
     def item_index(self, key: Any) -> tuple[int, ...] | None:
         """The non-negative index of ``key`` if it selects one element this engine serves.
@@ -368,6 +346,18 @@ class ChunkEngine:
         key = tuple(slice(start, stop) for start, stop in box)
         return self.read_gather(key, out, serial=serial)
 
+    def read_whole_chunk(self, key: Any) -> AnyArray | None:
+        """``dataset[key]`` in a new array where ``key`` selects one Blosc2 chunk exactly
+        (:func:`~hyperslab.chunked.gather.whole_chunk_of`: ``arr[c]`` of one image per
+        chunk), decoded with Blosc2's threads, no selection planned; else None."""
+        found = (whole_chunk_of(key, self._dataset.shape, self._chunkshape)
+                 if self.kind is RawKind.BLOSC2 and self._dtype.subdtype is None else None)
+        if found is None:
+            return None
+        out = np.empty(found[1], dtype=self._dtype)
+        self._decode_whole(found[0], out.reshape(self._chunkshape), self._threads(1)[1])
+        return out
+
     def read_gather(
         self, h5key: Sequence[Any], out: AnyArray | None = None, *, serial: bool = False
     ) -> AnyArray:
@@ -406,7 +396,7 @@ class ChunkEngine:
         elif use_pool:
             # Many chunks: the pieces are planned as they are submitted, a few tasks ahead
             # of the decoding, a batch of pieces a task.
-            ahead = self._workers * _IN_FLIGHT_PER_WORKER
+            ahead = self._workers * IN_FLIGHT_PER_WORKER
             per_task = max(1, nchunks // (ahead * _TASKS_PER_SLOT))
             for _ in in_order(self._executor, self._read_pieces,
                               ((batch, out) for batch in batches(pieces, per_task)), ahead):
@@ -496,7 +486,7 @@ class ChunkEngine:
             out[lo:hi] = self._chunk_items((number,), positions, nthreads)
 
         if use_pool and len(bounds) >= _POINT_POOL_MIN_CHUNKS:
-            ahead = self._workers * _IN_FLIGHT_PER_WORKER
+            ahead = self._workers * IN_FLIGHT_PER_WORKER
             per_task = max(1, len(bounds) // (ahead * _TASKS_PER_SLOT))
 
             def read_batch(batch: list[tuple[int, int]]) -> None:
@@ -579,15 +569,15 @@ class ChunkEngine:
             if target.flags.c_contiguous and dataset.read_raw_chunk_into(
                     piece.grid, target.reshape(-1).view(np.uint8)) is not None:
                 return
+        if piece.full_chunk and target.flags.c_contiguous:
+            self._decode_whole(piece.grid, target, nthreads)
+            return
         stored = self._stored_bytes(piece.grid, in_part=not piece.full_chunk)
         if stored is None:
             target[...] = self._fill_value()
             return
         raw, mask, sparse = stored
         load = None if sparse is None else sparse.load  # the blocks decode_region needs
-        if piece.full_chunk and target.flags.c_contiguous:
-            self._decode(raw, mask, target, piece.grid, nthreads)
-            return
         if self._decodes_in_part(mask):
             # Only the blocks holding selected items are decoded (slices, any step),
             # straight into the output; index arrays: the blocks of their bounding box.
@@ -639,6 +629,20 @@ class ChunkEngine:
         sparse.load_all()
         return buffer, mask, None
 
+    def _decode_whole(self, grid: tuple[int, ...], target: AnyArray, nthreads: int) -> None:
+        """Decode the chunk at ``grid`` into ``target`` (C-contiguous; the fill value if never
+        written), its stored bytes read into this thread's scratch buffer on read-only
+        files (needed only here; fresh memory costs a page fault per 4 KB every time)."""
+        dataset = self._dataset
+        sparse = dataset.sparse_chunk(grid)
+        if sparse is not None:
+            sparse.load_all_into(scratch_bytes(sparse.buffer.shape[0], "stored"))
+            self._decode(sparse.buffer, sparse.filter_mask, target, grid, nthreads)
+        elif dataset.chunk_is_written(grid):
+            self._decode(*dataset.read_raw_chunk(grid), target, grid, nthreads)
+        else:
+            target[...] = self._fill_value()
+
     def _decodes_in_part(self, mask: int) -> bool:
         """Whether a stored chunk of this filter mask can be decoded block by block."""
         return self._partial_decoding and not mask & _SKIP_FIRST_FILTER
@@ -662,7 +666,7 @@ class ChunkEngine:
         return chunk
 
     def _decode(
-        self, raw: bytes, mask: int, out: AnyArray, grid: tuple[int, ...], nthreads: int
+        self, raw: Any, mask: int, out: AnyArray, grid: tuple[int, ...], nthreads: int
     ) -> None:
         """Decode a stored chunk into ``out`` (a C-contiguous array of the chunk's shape)."""
         if self._deflate is not None:
@@ -683,7 +687,8 @@ class ChunkEngine:
             flat[...] = np.frombuffer(raw, dtype=np.uint8, count=flat.shape[0])
             return
         try:
-            cframe.decode_into(raw, out, nthreads=nthreads, chunkshape=self._chunkshape)
+            cframe.decode_into(raw, out, nthreads=nthreads, chunkshape=self._chunkshape,
+                               work=blocked_scratch)
             return
         except cframe.FrameError as exc:
             fast_error: Exception = exc
@@ -698,77 +703,6 @@ class ChunkEngine:
         except (ValueError, RuntimeError) as exc:
             raise self._corrupt(grid, ValueError(
                 f"{fast_error}; python-blosc2 cannot decode it either: {exc}")) from exc
-
-    def write_box(self, box: Box, value: AnyArray, fallback: Callable[[Box, AnyArray], None]
-                  ) -> None:
-        """Write ``value`` (of the box's shape) into a box.
-
-        Chunks the box covers whole are compressed here and written raw.  The parts of the
-        others are given to ``fallback(part_box, part_value)`` (HDF5's pipeline, whose chunk
-        cache absorbs small repeated updates), unless chunks are bigger than that cache:
-        then they are read, updated and rewritten raw here too.
-        """
-        shape = self._dataset.shape
-        pieces = list(chunk_pieces(box, shape, self._chunkshape))
-        cache = self._chunk_cache_bytes
-        update_here = cache is not None and self.chunk_nbytes > cache
-        raw = [p for p in pieces if p.whole or update_here]
-        for piece in pieces:
-            if not (piece.whole or update_here):
-                part = tuple(
-                    (start + s.start, start + s.stop)
-                    for (start, _stop), s in zip(box, piece.in_box, strict=True)
-                )
-                fallback(part, value[piece.in_box])
-        if not raw:
-            return
-        use_pool, nthreads = self._threads(len(raw))
-        encoder = self._encoder(1 if use_pool else nthreads)
-        if not use_pool:
-            for piece in raw:
-                self._dataset.write_raw_chunk(
-                    piece.grid, self._encode_piece(encoder, piece, value, nthreads)
-                )
-            return
-        for piece, frame in self._encode_ahead(encoder, raw, value):
-            self._dataset.write_raw_chunk(piece.grid, frame)
-
-    def _encode_ahead(
-        self, encoder: cframe.FrameEncoder, pieces: list[ChunkPiece], value: AnyArray
-    ) -> Iterator[tuple[ChunkPiece, bytes]]:
-        """Compress pieces in the pool, a bounded number ahead, yielding them in order."""
-        executor = self._executor()
-        limit = self._workers * _IN_FLIGHT_PER_WORKER
-        pending: list[tuple[ChunkPiece, Future[bytes]]] = []
-        for piece in pieces:
-            pending.append(
-                (piece, executor.submit(self._encode_piece, encoder, piece, value, 1))
-            )
-            if len(pending) >= limit:
-                done, future = pending.pop(0)
-                yield done, future.result()
-        for done, future in pending:
-            yield done, future.result()
-
-    def _encode_piece(
-        self, encoder: cframe.FrameEncoder, piece: ChunkPiece, value: AnyArray, nthreads: int
-    ) -> bytes:
-        data = value[piece.in_box]
-        if not piece.full_chunk:
-            chunk = self._stored_chunk(piece.grid, nthreads) if not piece.whole else None
-            if chunk is None:
-                chunk = self._new_chunk(fill=True)
-            chunk[piece.in_chunk] = data
-            data = chunk
-        return encoder.encode(np.ascontiguousarray(data))
-
-    def _stored_chunk(self, grid: tuple[int, ...], nthreads: int) -> AnyArray | None:
-        """The decoded chunk at ``grid``, or None if it was never written."""
-        try:
-            raw, mask = self._dataset.read_raw_chunk(grid)
-        except NoSuchChunkError:
-            return None
-        return self._decoded(raw, mask, grid, nthreads)
 
     def serves_read(self, box: Box) -> bool:
         """Whether :meth:`read_box` beats HDF5's filter pipeline for ``box``."""

@@ -229,6 +229,36 @@ def decoded_bytes(piece: GatherPiece, blockshape: Shape, itemsize: int) -> int:
     return blocks * math.prod(blockshape) * itemsize
 
 
+def whole_chunk_of(key: Any, shape: Shape, chunkshape: Shape
+                   ) -> tuple[tuple[int, ...], Shape] | None:
+    """The chunk a key of ints selects exactly, and the shape of the result.
+
+    That is an int, or a tuple of ints, in bounds, for leading dimensions along which the
+    chunks hold one item, the chunks spanning the other dimensions whole: ``arr[c]`` of a
+    stack of images stored one per chunk.  None for any other key (negative ints count
+    from the end, as NumPy's; out-of-bounds ones are left to the general path's errors).
+
+    Examples
+    --------
+    >>> whole_chunk_of(-1, (10, 4, 6), (1, 4, 6))
+    ((9, 0, 0), (4, 6))
+    >>> whole_chunk_of((2, 3), (10, 5, 6), (1, 1, 6))
+    ((2, 3, 0), (6,))
+    >>> whole_chunk_of(2, (10, 4, 6), (1, 2, 6)) is None  # a chunk holds half a row
+    True
+    """
+    ints = (key,) if type(key) is int else key if type(key) is tuple else ()
+    count = len(ints)
+    if not 0 < count < len(shape) or tuple(chunkshape[count:]) != tuple(shape[count:]):
+        return None
+    grid = []
+    for index, length, chunk in zip(ints, shape, chunkshape, strict=False):
+        if type(index) is not int or chunk != 1 or not -length <= index < length:
+            return None
+        grid.append(index + length if index < 0 else index)
+    return (*grid, *(0 for _ in shape[count:])), tuple(shape[count:])
+
+
 def count_key_chunks(h5key: Sequence[Any], shape: Shape, chunkshape: Shape) -> int:
     """How many chunks a planned selection key touches (at most; a step longer than a
     chunk may skip some)."""
@@ -296,6 +326,5 @@ def selected_coords(h5key: Sequence[Any], shape: Shape) -> AnyArray:
 
 __all__ = [
     "LISTED_PIECES", "AxisSelection", "GatherPiece", "count_key_chunks", "decoded_bytes",
-    "gather_pieces",
-    "selected_coords", "spans_more_chunks",
+    "gather_pieces", "selected_coords", "spans_more_chunks", "whole_chunk_of",
 ]

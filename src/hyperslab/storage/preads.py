@@ -136,6 +136,32 @@ class SparseChunk:
             self.load(0, self.buffer.shape[0])
             self._complete = True
 
+    def load_all_into(self, buffer: AnyArray) -> None:
+        """Read every byte of the chunk into ``buffer``, which becomes :attr:`buffer`.
+
+        For a chunk read whole and needed only while it is decoded: a buffer the caller
+        keeps for such reads saves the page fault per 4 KB that fresh memory costs on
+        every read (a third of the time of reading a megabyte frame from the page cache).
+
+        Raises
+        ------
+        ValueError
+            If ``buffer`` is not a writeable, C-contiguous ``uint8`` array of the chunk's
+            stored size.
+        HDF5ExtError, ClosedNodeError
+            As :meth:`load`.
+        """
+        size = self.buffer.shape[0]
+        if (not isinstance(buffer, np.ndarray) or buffer.dtype != np.uint8
+                or buffer.shape != (size,) or not buffer.flags.c_contiguous
+                or not buffer.flags.writeable):
+            raise ValueError(f"a chunk of {size} stored bytes cannot be read into "
+                             f"{type(buffer).__name__} {getattr(buffer, 'shape', '')}")
+        self.buffer = buffer
+        self._loaded = set()
+        self._complete = False
+        self.load_all()
+
 
 class FileAccess(NamedTuple):
     """How a file is open, as raw chunk I/O needs to know (the same for all its

@@ -359,8 +359,10 @@ class Leaf(DirectChunking, LeafCompat, PlainNode):
             item = engine.item_index(key)
             if item is not None:  # one element: the shortest path there is
                 value = engine.read_item(item)
-            else:
-                data = self._native(read_selection(self._dataset, key, engine))
+            else:  # one image stored per chunk (arr[c]): no selection to plan
+                whole = engine.read_whole_chunk(key)
+                data = self._native(read_selection(self._dataset, key, engine)
+                                    if whole is None else whole)
         if item is not None:
             if type(value) is not np.ndarray and value.dtype.isnative:
                 return self._flavored(value)
