@@ -189,3 +189,19 @@ def test_one_dataset_per_leaf(h5_file: tuple[Path, np.ndarray], name: str,
         assert node[3] == (int(data[3]) if name == "bare" else data[3])
         assert node.shape == (1000,) and node.extdim == -1  # (maxshape without h5py)
         assert len(made) == 1
+
+
+def test_a_flavor_hdf5_cannot_look_for_is_read_as_before(
+        h5_file: tuple[Path, np.ndarray], monkeypatch: pytest.MonkeyPatch) -> None:
+    """Damaged attribute messages can fail the existence check where the open still
+    answers (a fuzzed file did): the read then decides, as it did before the check."""
+    path, data = h5_file
+
+    def damaged(oid: Any, name: str) -> bool:
+        raise hyperslab.HDF5ExtError(f"cannot look for attribute {name!r}")
+
+    monkeypatch.setattr(raw, "has_attribute", damaged)
+    with hyperslab.open_file(path, "r") as f:
+        node = f.get_node("/raw")
+        assert node[9] == data[9]
+        assert node.flavor == "numpy"

@@ -18,6 +18,7 @@ from hyperslab.chunked.access import read_selection, write_selection
 from hyperslab.chunked.engine import ChunkEngine
 from hyperslab.codecs.filters import Filters
 from hyperslab.codecs.pipeline import FilterStep, pipeline_to_filters
+from hyperslab.errors import HDF5ExtError
 from hyperslab.nodes.atoms.atom import Atom
 from hyperslab.nodes.atoms.atom_hdf5 import atom_from_hdf5_dtype
 from hyperslab.nodes.leaves.directchunk import DirectChunking
@@ -305,8 +306,11 @@ class Leaf(DirectChunking, LeafCompat, PlainNode):
             # Most leaves store none (PyTables' CArrays): asking first costs ~1.5 us, the
             # failed open of a missing attribute ~10 us (an h5py exception).
             h5id = self._g_h5id
-            stored = (raw.read_string_attribute(h5id, "FLAVOR")
-                      if raw.has_attribute(h5id, "FLAVOR") else None)
+            try:
+                present = raw.has_attribute(h5id, "FLAVOR")
+            except HDF5ExtError:  # damaged attribute messages: the read decides, as before
+                present = True
+            stored = raw.read_string_attribute(h5id, "FLAVOR") if present else None
             self._flavor = stored_flavor(stored)
         return self._flavor
 
