@@ -288,12 +288,11 @@ def read_string_attribute(oid: H5ObjectID, name: str) -> str | None:
 
     Notes
     -----
-    The common case (a scalar fixed-length UTF-8 string, as PyTables writes them) takes
-    one ``H5Aopen``, one ``H5Aget_storage_size`` and one ``H5Aread`` with a cached
-    NUL-padded memory type of the storage size.  h5py does not check buffer sizes, so the
-    buffer holds ``size`` elements of ``size`` bytes, enough for any attribute of that
-    storage size; a non-empty second element means the attribute is an array.  Anything
-    else (ASCII, variable length, empty, arrays) falls back to an exact, slower path.
+    The common case (a scalar fixed-length string, ASCII or UTF-8, as PyTables writes
+    them) takes one ``H5Aopen``, one ``H5Aget_storage_size``, a look at its type and
+    dataspace and one ``H5Aread`` with a cached NUL-padded memory type of the storage size
+    and the string's character set (HDF5 converts none into the other).  Anything else
+    (variable length, empty, arrays) falls back to an exact, slower path.
     """
     try:
         attr = h5a.open(oid, _encode_name(name))

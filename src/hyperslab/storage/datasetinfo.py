@@ -54,10 +54,11 @@ class DatasetInfo:
         "_bitfield_bool",
         "_chunks",
         "_dcpl",
-        "_dset",
+        "_dset_",
         "_dtype",
         "_enum_bool",
         "_extent",
+        "_file_itemsize",
         "_fill_row",
         "_fixed_string",
         "_itemsize_matches",
@@ -74,7 +75,7 @@ class DatasetInfo:
     def __init__(self, dsid: h5d.DatasetID, access: FileAccess | None = None) -> None:
         self.dsid = dsid
         self._access = access
-        self._dset = h5py.Dataset(dsid)
+        self._dset_: h5py.Dataset | None = None  # made when first needed (~7 us)
         self._fill_row: AnyArray | object | None = _UNSET
         self._itemsize_matches: bool | None = None
         self._layout: compound.CompoundLayout | None = None
@@ -85,18 +86,35 @@ class DatasetInfo:
         self._dcpl: h5p.PropDCID | None = None
         self._dtype: np.dtype[Any]
         ftype = dsid.get_type()
+        self._file_itemsize = int(ftype.get_size())
         if ftype.get_class() == h5t.COMPOUND and compound.complex_dtype_of(ftype) is None:
             self._init_compound(ftype)
         else:
             self._init_plain(ftype)
         # Scalar, simple or null: fixed at creation (resizing keeps a dataspace simple).
-        self._extent = int(dsid.get_space().get_simple_extent_type())
+        space = dsid.get_space()
+        self._extent = int(space.get_simple_extent_type())
         # Facts that cannot change, read once: the chunk shape; the shape when the file is
-        # open read-only (h5py's Dataset asks HDF5 each time, ~10 us).
+        # open read-only (h5py's Dataset asks HDF5 each time, ~10 us), here from the
+        # dataspace just read when the caller said how the file is open.
         self._chunks: Shape | object | None = _UNSET
         self._read_only: bool | None = None
         self._shape: Shape | None = None
+        if access is not None:
+            self._read_only = access.intent == h5f.ACC_RDONLY  # SWMR readers see it change
+            dims = space.shape  # None for a null dataspace: left to `shape`
+            if self._read_only and dims is not None:
+                self._shape = tuple(dims)
         self._shortfall: str | object | None = _UNSET
+
+    @property
+    def _dset(self) -> h5py.Dataset:
+        """h5py's high-level Dataset over :attr:`dsid`, for the I/O it does best (made at
+        the first use: a leaf read one item at a time never needs it)."""
+        dset = self._dset_
+        if dset is None:
+            dset = self._dset_ = h5py.Dataset(self.dsid)
+        return dset
 
     def _init_compound(self, ftype: h5t.TypeID) -> None:
         """Compound datasets: all I/O in the file type, viewed as the layout dtype."""
@@ -106,7 +124,7 @@ class DatasetInfo:
         except TypeError as exc:
             self._layout_error = exc  # e.g. a vlen member: the node is UnImplemented
             try:
-                self._dtype = np.dtype(self._dset.dtype)
+                self._dtype = np.dtype(self.dsid.dtype)
             except (TypeError, ValueError):
                 self._dtype = np.dtype(f"V{ftype.get_size()}")
             return
@@ -117,7 +135,7 @@ class DatasetInfo:
         inner = _innermost(ftype)
         self._bitfield_bool = inner.get_class() == h5t.BITFIELD and inner.get_size() == 1
         try:
-            dtype = np.dtype(self._dset.dtype)
+            dtype = np.dtype(self.dsid.dtype)  # what h5py's Dataset.dtype returns
         except TypeError:
             if ftype.get_class() != h5t.VLEN:
                 raise
@@ -150,7 +168,7 @@ class DatasetInfo:
         """The current shape."""
         shape = self._shape
         if shape is None:
-            shape = tuple(self._dset.shape)
+            shape = tuple(self.dsid.shape)  # what h5py's Dataset.shape returns
             if self._read_only is None:
                 access = self._access
                 intent = (h5i.get_file_id(self.dsid).get_intent() if access is None
@@ -170,8 +188,11 @@ class DatasetInfo:
     @property
     def maxshape(self) -> tuple[int | None, ...]:
         """The maximum shape (``None`` for unlimited dimensions)."""
-        maxshape = self._dset.maxshape
-        return tuple(maxshape) if maxshape is not None else ()
+        # h5py's Dataset.maxshape, without making h5py's Dataset
+        dims = self.dsid.get_space().get_simple_extent_dims(True)
+        if dims is None:
+            return ()
+        return tuple(None if n == UNLIMITED else int(n) for n in dims)
 
     @property
     def dtype(self) -> np.dtype[Any]:
@@ -220,9 +241,8 @@ class DatasetInfo:
         another platform), raw chunk bytes cannot be viewed as :attr:`dtype`.
         """
         matches = self._itemsize_matches
-        if matches is None:  # the type cannot change: asked once (an HDF5 call, ~50 us)
-            matches = self._itemsize_matches = (
-                int(self.dsid.get_type().get_size()) == self._dtype.itemsize)
+        if matches is None:  # the type cannot change: its size was read on opening
+            matches = self._itemsize_matches = self._file_itemsize == self._dtype.itemsize
         return matches
 
     @property

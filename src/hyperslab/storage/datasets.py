@@ -476,7 +476,7 @@ class Dataset(DatasetInfo):
                 raw = self._raw
                 if raw is None:
                     raw = RawChunks(self.dsid, chunks, self._creation_plist(),
-                                    self._access, self.shape)
+                                    self._access, self.shape, self._file_itemsize)
                     raw.before_lookup = self.before_lookup
                     self._raw = raw
         return raw

@@ -124,6 +124,8 @@ class RawChunks(PreadReads):
         How its file is open (:func:`file_access`), when the caller already knows.
     shape : tuple of int, optional
         Its current shape, when the caller already knows it.
+    itemsize : int, optional
+        Bytes of one element in the file, when the caller already knows it.
     """
 
     __slots__ = (
@@ -166,7 +168,8 @@ class RawChunks(PreadReads):
     """``read_range(coords, start, nbytes)``: some of the stored bytes of a chunk."""
 
     def __init__(self, dsid: h5d.DatasetID, chunkshape: Shape, dcpl: Any = None,
-                 access: FileAccess | None = None, shape: Shape | None = None) -> None:
+                 access: FileAccess | None = None, shape: Shape | None = None,
+                 itemsize: int | None = None) -> None:
         self._dsid = dsid
         self._chunkshape = tuple(int(c) for c in chunkshape)
         self._ndim = len(self._chunkshape)
@@ -201,7 +204,9 @@ class RawChunks(PreadReads):
             dcpl = dsid.get_create_plist()
         self._nfilters = int(dcpl.get_nfilters())
         self._alloc_early = dcpl.get_alloc_time() == h5d.ALLOC_TIME_EARLY
-        self._chunk_nbytes = math.prod(self._chunkshape) * int(dsid.get_type().get_size())
+        if itemsize is None:  # bytes of an element in the file
+            itemsize = int(dsid.get_type().get_size())
+        self._chunk_nbytes = math.prod(self._chunkshape) * itemsize
         self._refresh_fast()
 
     # ------------------------------------------------------------------ description

@@ -19,7 +19,7 @@ from hyperslab.nodes.files.link import ExternalLink, SoftLink, Unknown
 from hyperslab.nodes.files.registry import (
     class_by_name,
     class_for_classid,
-    leaf_class,
+    guessed_leaf_class,
     warn_unimplemented,
 )
 from hyperslab.nodes.leaves.array import UnImplemented
@@ -35,6 +35,7 @@ from hyperslab.nodes.tree.naming import (
 from hyperslab.nodes.tree.node import Node
 from hyperslab.storage import attributes as raw
 from hyperslab.storage import tree
+from hyperslab.storage.datasets import Dataset
 from hyperslab.storage.tree import Kind
 
 _MAX_SOFT_LINKS = 16
@@ -125,11 +126,14 @@ class NodeLookup(FileMixin):
         kind = tree.kind_of_id(h5id)
         if kind is Kind.GROUP:
             return Group(self, path, h5id, class_value)
-        if kind is Kind.DATASET:
-            cls = leaf_class(h5id)
+        if kind is Kind.DATASET:  # no CLASS naming a leaf class: PyTables' guess
+            dataset = Dataset(h5id, self._file_access)
+            cls = guessed_leaf_class(dataset)
             if cls is UnImplemented:
                 warn_unimplemented(path, classid)
-            return cls(self, path, h5id, class_value)
+            leaf = cls(self, path, h5id, class_value)
+            leaf._g_take_dataset(dataset)  # its first read makes no second one
+            return leaf
         return Unknown(self, path, h5id)
 
     def _unopened_node(self, gid: Any, name: str, path: str, exc: HDF5ExtError) -> Node:

@@ -90,6 +90,13 @@ def leaf_class(h5id: Any) -> type[Leaf]:
     return known if known is not None else _guess_leaf_class(Dataset(h5id))
 
 
+def guessed_leaf_class(dataset: Dataset) -> type[Leaf]:
+    """The class PyTables' heuristics give ``dataset``, whose ``CLASS`` attribute the
+    caller found missing or naming no leaf class (:func:`leaf_class` without reading the
+    attribute again; the caller may then give ``dataset`` to the leaf)."""
+    return _guess_leaf_class(dataset)
+
+
 def warn_unimplemented(path: str, classid: str | None) -> None:
     """The ``UserWarning`` PyTables gives when it loads the dataset at ``path`` (of CLASS
     ``classid``, if any) as an :class:`UnImplemented` node."""
