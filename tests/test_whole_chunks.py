@@ -22,7 +22,7 @@ import tables
 
 import hyperslab
 from hyperslab.chunked import scratch
-from hyperslab.codecs import cframe
+from hyperslab.codecs import cframe, cframe_blocks
 from hyperslab.nodes.leaves import leaf as leaf_module
 from hyperslab.storage.preads import SparseChunk
 
@@ -109,7 +109,8 @@ def test_the_layouts_tested_include_blocks_that_need_reordering(tmp_path: Path) 
 @pytest.mark.parametrize("threads", [1, 2])
 def test_frames_and_blocks_go_through_kept_buffers(tmp_path: Path, threads: int) -> None:
     """On a read-only file, the stored frame of each chunk read whole is read into the
-    thread's scratch buffer, and blocks to reorder are decompressed into another."""
+    thread's scratch buffer, and blocks not in C order are decompressed one by one into
+    the thread's block buffer (small chunks: one Blosc2 thread, see cframe_blocks)."""
     images = _images()
     path = tmp_path / "blocks.h5"
     _write(path, "direct-blocks", images)
@@ -118,12 +119,12 @@ def test_frames_and_blocks_go_through_kept_buffers(tmp_path: Path, threads: int)
         for c in range(len(images)):
             np.testing.assert_array_equal(f.root.images[c], images[c])
             stored.append(scratch._chunk_scratch.stored)
-            blocked.append(scratch._chunk_scratch.blocked)
+            blocked.append(cframe_blocks._scratch.buffer)
         np.testing.assert_array_equal(f.root.images[1:3], images[1:3])  # the general path
         assert scratch._chunk_scratch.stored is stored[0]
     assert all(buffer is stored[0] for buffer in stored)
     assert all(buffer is blocked[0] for buffer in blocked)
-    assert blocked[0].nbytes >= images[0].nbytes
+    assert blocked[0].nbytes < images[0].nbytes  # a block, not a chunk
 
 
 def test_keys_of_other_shapes_take_the_general_path(tmp_path: Path) -> None:
@@ -185,10 +186,13 @@ def test_decode_into_decompresses_blocks_to_reorder_into_the_work_buffer() -> No
         asked.append(nbytes)
         return np.empty(nbytes, dtype=np.uint8)
 
-    for frame, calls in ((blocked, [image.nbytes]), (slabs, [])):
+    # With Blosc2 threads, blocks to reorder are decoded whole into the work buffer; with
+    # one, one by one into a block buffer (cframe_blocks); C-ordered slabs go straight.
+    for frame, nthreads, calls in ((blocked, 2, [image.nbytes]), (blocked, 1, []),
+                                   (slabs, 2, [])):
         out = np.empty_like(image)
         asked.clear()
-        cframe.decode_into(frame, out, work=work)
+        cframe.decode_into(frame, out, nthreads=nthreads, work=work)
         np.testing.assert_array_equal(out, image)
         assert asked == calls
 
