@@ -222,3 +222,26 @@ def test_scratch_slots_are_checked() -> None:
     big = scratch.scratch_bytes(scratch.CHUNK_SCRATCH_MAX + 1, "stored")
     assert big.base is None  # new memory, not kept
     assert getattr(scratch._chunk_scratch, "stored", None) is kept
+
+
+@pytest.mark.parametrize("filters", [None, hyperslab.Filters(5, "blosc2:lz4")])
+def test_whole_chunks_of_a_box_go_through_the_chunk_buffer(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, filters: Any) -> None:
+    """Chunks a box covers whole, but whose place in the result is not contiguous (the box
+    is wider than a chunk), are read (unfiltered) or decoded (Blosc2) whole into the
+    thread's chunk buffer and copied: no bytes object per chunk, no Blosc2 call per block
+    (fresh memory where freed memory goes back to the system at once)."""
+    from hyperslab.chunked.engine import ChunkEngine
+
+    data = np.arange(8 * 64 * 96, dtype=np.float64).reshape(8, 64, 96)
+    path = tmp_path / "box.h5"
+    with hyperslab.open_file(path, "w") as f:
+        f.create_carray("/", "a", obj=data, chunkshape=(4, 32, 48), filters=filters)
+    with hyperslab.open_file(path) as f:
+        def fail(self: Any, grid: Any, in_part: bool) -> Any:
+            raise AssertionError(f"chunk {grid} read as a bytes object")
+
+        monkeypatch.setattr(ChunkEngine, "_stored_bytes", fail)
+        leaf = f.root.a
+        for key in [np.s_[0:4, 0:64, 0:96], np.s_[4:8, 0:64, 48:96], np.s_[:, 32:64, :]]:
+            np.testing.assert_array_equal(leaf._engine.read_gather(key), data[key])

@@ -557,20 +557,34 @@ class ChunkEngine(ChunkWrites):
                 self._frames_bytes -= len(gone.raw)
         return point
 
-    def _read_piece(self, piece: GatherPiece, out: AnyArray, nthreads: int) -> None:
-        dataset = self._dataset
-        target = out[piece.in_out]
-        if piece.full_chunk and self.kind is RawKind.PLAIN:
-            # A whole plain chunk: read straight into the output where it can be (no
-            # bytes object, one copy).
-            if not dataset.chunk_is_written(piece.grid):
+    def _read_whole_piece(self, piece: GatherPiece, target: AnyArray, nthreads: int) -> bool:
+        """Read a piece that is a whole chunk with one read (unfiltered) or one
+        decompression call, straight into ``target`` where it is C-contiguous, else into
+        this thread's chunk buffer and copied: a new bytes object per chunk, or a Blosc2
+        context and its buffers per block, is fresh memory, faulted in again wherever
+        freed memory goes back to the system at once (dask.distributed's workers set
+        ``MALLOC_TRIM_THRESHOLD_`` to 64 KiB).  False where this does not apply."""
+        whole = target.shape == tuple(self._chunkshape)
+        if not (target.flags.c_contiguous or whole):
+            return False
+        into = target if target.flags.c_contiguous else scratch_chunk(self._chunkshape,
+                                                                      self._dtype)
+        if self.kind is RawKind.PLAIN:
+            if not self._dataset.chunk_is_written(piece.grid):
                 target[...] = self._fill_value()
-                return
-            if target.flags.c_contiguous and dataset.read_raw_chunk_into(
-                    piece.grid, target.reshape(-1).view(np.uint8)) is not None:
-                return
-        if piece.full_chunk and target.flags.c_contiguous:
-            self._decode_whole(piece.grid, target, nthreads)
+                return True
+            if self._dataset.read_raw_chunk_into(
+                    piece.grid, into.reshape(-1).view(np.uint8)) is None:
+                return False
+        else:
+            self._decode_whole(piece.grid, into, nthreads)
+        if into is not target:
+            target[...] = into
+        return True
+
+    def _read_piece(self, piece: GatherPiece, out: AnyArray, nthreads: int) -> None:
+        target = out[piece.in_out]
+        if piece.full_chunk and self._read_whole_piece(piece, target, nthreads):
             return
         stored = self._stored_bytes(piece.grid, in_part=not piece.full_chunk)
         if stored is None:

@@ -153,7 +153,7 @@ class FusedArray(da.Array):
         axes = _axes(axis, self.ndim)
         name = f"{op}-hyperslab-{tokenize(self.name, self._opened_token(), op, axes, dtype)}"
         graph: dict[Any, Any] = {(name, *index): self._block_task(key, op, axes, dtype)
-                 for index, key in block_keys(self.chunks)}
+                                 for index, key in block_keys(self.chunks)}
         chunks = tuple((1,) * len(c) if d in axes else c for d, c in enumerate(self.chunks))
         out_dtype = (np.dtype(dtype) if dtype is not None
                      else _sum_dtype(self.dtype) if op in ("sum", "prod") else self.dtype)
