@@ -201,3 +201,34 @@ def test_pytables_rules_as_pytables(tmp_path: Path) -> None:
     ours = _pytables_rules_script(hyperslab, tmp_path / "ours.h5")
     theirs = _pytables_rules_script(tables, tmp_path / "theirs.h5")
     assert ours == theirs
+
+
+def test_reductions_evaluate_tiles_into_the_threads_kept_buffer(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """An expression's reductions evaluate every tile into one buffer per thread (work
+    keeps nothing of a tile), and eval() into fresh memory (its tiles are kept); a
+    buffer numexpr refuses falls back to fresh memory."""
+    data = np.linspace(0, 10, 128 * 256 * 64).reshape(128, 256, 64)  # 4 tiles of 4 MiB
+    with hyperslab.open_file(tmp_path / "t.h5", "w") as f:
+        a = f.create_carray("/", "a", obj=data, chunkshape=(4, 256, 64),
+                            filters=hyperslab.Filters(5, "blosc2:lz4"))
+        outs: list[Any] = []
+        evaluate = ne.evaluate
+
+        def spy(*args: Any, out: Any = None, **kwargs: Any) -> Any:
+            outs.append(None if out is None else out.base if out.base is not None else out)
+            return evaluate(*args, out=out, **kwargs)
+
+        monkeypatch.setattr(expressions.ne, "evaluate", spy)
+        e = hyperslab.Expr("a * 2 + sin(a)", uservars={"a": a})
+        expected = data * 2 + np.sin(data)
+        np.testing.assert_allclose(e.sum(axis=0), expected.sum(axis=0))
+        assert len(outs) >= 4 and all(o is not None for o in outs)
+        assert len({id(o) for o in outs}) <= a._engine.workers  # one buffer per thread
+        outs.clear()
+        np.testing.assert_allclose(e.eval(), expected)
+        assert outs and all(o is None for o in outs)
+        outs.clear()
+        monkeypatch.setattr(expressions, "_tile_out",
+                            lambda values, dtype: np.empty(3, dtype=np.int8))
+        np.testing.assert_allclose(e.max(axis=(1, 2)), expected.max(axis=(1, 2)))

@@ -21,12 +21,15 @@ before any data is read beyond one row.
 
 from __future__ import annotations
 
+import math
+import threading
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any, NamedTuple, TypeVar
 
 import numexpr as ne
 import numpy as np
 
+from hyperslab._typing import AnyArray
 from hyperslab.chunked.allocation import check_result_size
 from hyperslab.chunked.ordered import in_order
 from hyperslab.chunked.tiles import count_tiles, tile_shape, tiles
@@ -502,8 +505,11 @@ class Expr(Reducible):
     def _reduction_source(self) -> _ExprTiles:
         return _ExprTiles(self)
 
-    def _tiles(self, work: Callable[[Box, Any], Result]) -> Iterator[Result]:
-        """``work(box, values)`` for every tile of the result, in order."""
+    def _tiles(self, work: Callable[[Box, Any], Result], reuse: bool = False
+               ) -> Iterator[Result]:
+        """``work(box, values)`` for every tile of the result, in order.  With ``reuse``
+        (``work`` keeps nothing of ``values`` once it returns: reductions), each thread
+        evaluates its tiles into one buffer it keeps, not into fresh memory per tile."""
         shape = self.shape
         if 0 in shape:
             return
@@ -514,10 +520,20 @@ class Expr(Reducible):
         def task(box: Box) -> Result:
             values = {name: self._operand_tile(value, box)
                       for name, value in self._operands.items()}
+            out = _tile_out(values, self.dtype) if reuse else None
             # numexpr.evaluate, not the compiled expression: one NumExpr object must not
             # run in two threads at once.
-            return work(box, ne.evaluate(self.expression, local_dict=values, global_dict={},
-                                         **self._kwargs))
+            try:
+                result = ne.evaluate(self.expression, local_dict=values, global_dict={},
+                                     out=out, **self._kwargs)
+            except (TypeError, ValueError):
+                if out is None:
+                    raise
+                # numexpr typed these tiles otherwise than the row the dtype came from:
+                # into fresh memory, as without ``reuse``
+                result = ne.evaluate(self.expression, local_dict=values, global_dict={},
+                                     **self._kwargs)
+            return work(box, result)
 
         engine = disk[0]._tile_engine() if disk else None
         if engine is None or count_tiles(shape, tile) < 2:  # (None: no pool, this thread)
@@ -564,9 +580,28 @@ class _ExprTiles:
         when its operands do not broadcast as NumPy arrays, its whole result as one."""
         expr = self._expr
         if expr.maindim is None or expr._broadcasts():
-            return expr._tiles(work)
+            return expr._tiles(work, reuse=True)  # reductions keep nothing of a tile
         whole = expr._eval_blocks(expr._plan(itermode=True))
         return iter([work(tuple((0, n) for n in whole.shape), whole)])
+
+
+_TILE_OUT = threading.local()
+"""Each thread's buffer for the values of the tiles it evaluates for reductions."""
+
+
+def _tile_out(values: Mapping[str, Any], dtype: np.dtype[Any]) -> AnyArray | None:
+    """An array of the tile's result shape (the operands' broadcast) and ``dtype`` in this
+    thread's kept buffer (fresh memory is a page fault per 4 KB, every time where freed
+    memory goes back to the system at once: dask.distributed's workers); None for a
+    dtype numexpr gives no ``out=`` of (strings)."""
+    if dtype.kind not in "biufc":
+        return None
+    shape = np.broadcast_shapes(*(np.shape(v) for v in values.values()))
+    nbytes = math.prod(shape) * dtype.itemsize
+    buffer: AnyArray | None = getattr(_TILE_OUT, "buffer", None)
+    if buffer is None or buffer.nbytes < nbytes:
+        buffer = _TILE_OUT.buffer = np.empty(max(nbytes, 1), dtype=np.uint8)
+    return buffer[:nbytes].view(dtype).reshape(shape)
 
 
 def _tile_shape(shape: tuple[int, ...], leaf: Any, itemsize: int) -> tuple[int, ...]:
