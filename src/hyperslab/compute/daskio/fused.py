@@ -162,43 +162,49 @@ class FusedArray(da.Array):
                             meta=np.empty((0,) * self.ndim, dtype=out_dtype))
         return partials, axes
 
+    def _combined(self, op: str, axis: Any, dtype: Any, keepdims: bool, split_every: Any,
+                  out: Any) -> Any:
+        """Dask's ``op`` of the per-block results, or None where Dask's own route is taken
+        (``out=``, an empty array)."""
+        fused = None if out is not None else self._fused(op, axis, dtype)
+        if fused is None:
+            return None
+        partials, axes = fused
+        extra = {} if op in ("min", "max") else {"dtype": dtype}
+        return getattr(partials, op)(axis=axes, keepdims=keepdims, split_every=split_every,
+                                     **extra)
+
     def sum(self, axis: Any = None, dtype: Any = None, keepdims: bool = False,
             split_every: Any = None, out: Any = None) -> Any:
         """Dask's ``sum``, each block read and summed in one task."""
-        fused = None if out is not None else self._fused("sum", axis, dtype)
-        if fused is None:
+        combined = self._combined("sum", axis, dtype, keepdims, split_every, out)
+        if combined is None:
             return super().sum(axis, dtype, keepdims, split_every, out)
-        partials, axes = fused
-        return partials.sum(axis=axes, dtype=dtype, keepdims=keepdims,
-                            split_every=split_every)
+        return combined
 
     def prod(self, axis: Any = None, dtype: Any = None, keepdims: bool = False,
              split_every: Any = None, out: Any = None) -> Any:
         """Dask's ``prod``, each block read and multiplied out in one task."""
-        fused = None if out is not None else self._fused("prod", axis, dtype)
-        if fused is None:
+        combined = self._combined("prod", axis, dtype, keepdims, split_every, out)
+        if combined is None:
             return super().prod(axis, dtype, keepdims, split_every, out)
-        partials, axes = fused
-        return partials.prod(axis=axes, dtype=dtype, keepdims=keepdims,
-                             split_every=split_every)
+        return combined
 
     def min(self, axis: Any = None, keepdims: bool = False, split_every: Any = None,
             out: Any = None) -> Any:
         """Dask's ``min``, each block read and reduced in one task."""
-        fused = None if out is not None else self._fused("min", axis, None)
-        if fused is None:
+        combined = self._combined("min", axis, None, keepdims, split_every, out)
+        if combined is None:
             return super().min(axis, keepdims, split_every, out)
-        partials, axes = fused
-        return partials.min(axis=axes, keepdims=keepdims, split_every=split_every)
+        return combined
 
     def max(self, axis: Any = None, keepdims: bool = False, split_every: Any = None,
             out: Any = None) -> Any:
         """Dask's ``max``, each block read and reduced in one task."""
-        fused = None if out is not None else self._fused("max", axis, None)
-        if fused is None:
+        combined = self._combined("max", axis, None, keepdims, split_every, out)
+        if combined is None:
             return super().max(axis, keepdims, split_every, out)
-        partials, axes = fused
-        return partials.max(axis=axes, keepdims=keepdims, split_every=split_every)
+        return combined
 
     def mean(self, axis: Any = None, dtype: Any = None, keepdims: bool = False,
              split_every: Any = None, out: Any = None) -> Any:
