@@ -67,6 +67,7 @@ def no_plain_reads(monkeypatch: pytest.MonkeyPatch) -> None:
         raise AssertionError(f"read {key} of {leaf._v_pathname} through the getter")
 
     monkeypatch.setattr(arrays, "read_block", fail)
+    monkeypatch.setattr(arrays, "read_block_here", fail)
 
 
 def _small_blocks(leaf: Any) -> Any:
@@ -120,13 +121,13 @@ def test_derived_arrays_take_dasks_route(path: Path, monkeypatch: pytest.MonkeyP
     """Only the leaf's own array is fused: a slice or an expression of it reads its blocks
     through the getter, and reduces them as Dask does."""
     reads: list[Any] = []
-    getter = arrays.read_block
+    getter = arrays.read_block_here
 
     def counted(leaf: Any, key: Any) -> Any:
         reads.append(key)
         return getter(leaf, key)
 
-    monkeypatch.setattr(arrays, "read_block", counted)
+    monkeypatch.setattr(arrays, "read_block_here", counted)  # several blocks, native
     with hyperslab.open_file(path) as f, dask.config.set(scheduler="threads"):
         x = _small_blocks(f.root.ints)
         _check(x.sum(axis=0).compute(), INTS.sum(axis=0))
@@ -276,3 +277,33 @@ def test_keys_are_new_for_every_opening(path: Path, client: Any) -> None:
             _check(got[0], INTS.sum(axis=0))
             _check(got[1], (INTS * 2).sum())
     assert len({n for triple in names for n in triple}) == 9
+
+
+def test_blocks_are_read_in_the_tasks_thread(path: Path, monkeypatch: pytest.MonkeyPatch
+                                            ) -> None:
+    """Arrays of several blocks read each block in the task's own thread (Dask runs the
+    tasks in parallel; the File's pool would only add threads); one block reads through
+    ``leaf[key]`` as before.  Values and dtypes as NumPy's."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    submit = ThreadPoolExecutor.submit
+    pooled: list[Any] = []
+
+    def spy(self: Any, fn: Any, *args: Any, **kwargs: Any) -> Any:
+        pooled.append(fn)
+        return submit(self, fn, *args, **kwargs)
+
+    with hyperslab.open_file(path) as f, dask.config.set(scheduler="synchronous"):
+        with dask.config.set({"array.chunk-size": "512KiB"}):
+            x = f.root.wide.to_dask()
+        assert x.numblocks == (4, 1, 1)
+        monkeypatch.setattr(ThreadPoolExecutor, "submit", spy)
+        np.testing.assert_array_equal(x[::3, 5:60].compute(), WIDE[::3, 5:60])
+        assert pooled == []  # no block went to the pool
+        whole = f.root.wide.to_dask(chunks=-1)
+        assert whole.numblocks == (1, 1, 1)
+        np.testing.assert_array_equal(whole[::2].compute(), WIDE[::2])
+        assert pooled  # the single block was decoded in the pool, as leaf[key] does
+        big = _small_blocks(f.root.big)  # stored big-endian, read in native order
+        got = big[:, ::2].compute()
+        assert got.dtype == big.dtype and np.array_equal(got, INTS[:, ::2])

@@ -8,6 +8,7 @@ chunk is decoded by two tasks.
 
 from __future__ import annotations
 
+import math
 import os
 import uuid
 from typing import Any
@@ -17,7 +18,7 @@ import numpy as np
 from hyperslab._typing import AnyArray, Shape
 
 __all__ = ["aligned_chunks", "dask_array_module", "graph_token", "leaf_to_dask", "read_block",
-           "regular"]
+           "read_block_here", "regular"]
 
 Chunks = tuple[tuple[int, ...], ...]
 """Dask's normalized chunks: the block sizes along each dimension."""
@@ -91,6 +92,16 @@ def read_block(leaf: Any, key: tuple[slice, ...]) -> AnyArray:
     return np.asarray(leaf[key])
 
 
+def read_block_here(leaf: Any, key: tuple[slice, ...]) -> AnyArray:
+    """A task's read in the calling thread only, for arrays of several blocks: Dask runs
+    their tasks in parallel already, and the File's pool would only add threads competing
+    for the same cores (a strided sum of a 512 MiB Blosc2 array: 0.096 s against 0.115 s
+    through the pool, on 2 cores)."""
+    from hyperslab.nodes.leaves.reducible import read_leaf_box
+
+    return np.asarray(read_leaf_box(leaf, key, True))
+
+
 def graph_token(leaf: Any) -> str:
     """A token of a leaf's data for dask keys: the same for the same data of a read-only
     file (real path, node, size and modification time), new every time otherwise (the
@@ -122,13 +133,17 @@ def leaf_to_dask(leaf: Any, chunks: Any = None, name: str | None = None) -> Any:
     shape: Shape = tuple(leaf.shape)
     dtype = np.dtype(leaf.dtype)
     blocks = aligned_chunks(shape, dtype, leaf.chunks, chunks)
+    # Blocks read in the task's thread where Dask has several to run at once, and the
+    # block comes back as the dtype says (native byte order: read_leaf_box's).
+    several = math.prod(len(sizes) for sizes in blocks) > 1
+    here = several and len(shape) > 0 and dtype.isnative
     array = da.from_array(
         leaf,
         chunks=blocks,
         name=name or _graph_name(leaf, blocks),
         lock=False,  # a leaf is shared by threads (docs/threads.md)
         asarray=False,
-        getitem=read_block,
+        getitem=read_block_here if here else read_block,
         meta=np.empty((0,) * len(shape), dtype=dtype),
     )
     from hyperslab.compute.daskio.fused import LeafArray  # imports dask.array
