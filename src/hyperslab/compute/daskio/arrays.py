@@ -1,7 +1,8 @@
 """Leaves as dask arrays, in blocks of whole HDF5 chunks read through the fast path.
 
-A task reads one block with ``leaf[block]``: the raw chunks it covers, decoded in
-parallel (in part where the block cuts a chunk), straight into the block.  Blocks are
+A task reads one block through the fast path: the raw chunks it covers, decoded (in part
+where the block cuts a chunk) straight into the block, in the task's thread when the array
+has several blocks (Dask runs them in parallel), else in the File's pool.  Blocks are
 whole chunks (several per block, as many as Dask's ``array.chunk-size`` allows), so no
 chunk is decoded by two tasks.
 """
