@@ -51,7 +51,6 @@ import importlib
 import json
 import shutil
 import sys
-import tempfile
 import time
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
@@ -78,6 +77,7 @@ from bench.harness import (
     print_progress,
     report_outcome,
     run_benchmark,
+    scratch_folder,
     split_available,
     with_thread_option,
 )
@@ -430,20 +430,17 @@ def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     options = parse_options(parser, args)
-    if args.tmpdir is not None:
-        args.tmpdir.mkdir(parents=True, exist_ok=True)
-    folder = Path(tempfile.mkdtemp(prefix="hyperslab-bench-daskbench-", dir=args.tmpdir))
     t0 = time.perf_counter()
-    try:
-        with contextlib.ExitStack() as stack:
-            results = _run(options, folder, args.timeout, stack)
-    except BenchmarkError as exc:
-        print(f"{NAME}: error: {exc}", file=sys.stderr)
-        return 1
-    finally:
-        data.close_reopened()
-        _close_hyperslab_reopened()
-        shutil.rmtree(folder, ignore_errors=True)
+    with scratch_folder(NAME, args.tmpdir) as folder:
+        try:
+            with contextlib.ExitStack() as stack:
+                results = _run(options, folder, args.timeout, stack)
+        except BenchmarkError as exc:
+            print(f"{NAME}: error: {exc}", file=sys.stderr)
+            return 1
+        finally:
+            data.close_reopened()
+            _close_hyperslab_reopened()
     out_dir = default_out_dir(NAME) if args.out is None else args.out
     code = report(results, out_dir, plot=not args.no_plot)
     print_progress(f"{NAME}: {time.perf_counter() - t0:.0f} s in all")

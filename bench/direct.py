@@ -46,7 +46,6 @@ import dataclasses
 import importlib
 import json
 import math
-import shutil
 import sys
 import tempfile
 import zlib
@@ -71,6 +70,7 @@ from bench.harness import (
     print_progress,
     report_outcome,
     run_benchmark,
+    scratch_folder,
     with_thread_option,
 )
 
@@ -651,13 +651,10 @@ def main(argv: list[str] | None = None) -> int:
     nimages = args.images or (QUICK_IMAGES if args.quick else DEFAULT_IMAGES)
     height, width = args.size or ((QUICK_SIZE,) * 2 if args.quick else (DEFAULT_SIZE,) * 2)
     repeat = args.repeat or (3 if args.quick else 5)
-    if args.tmpdir is not None:
-        args.tmpdir.mkdir(parents=True, exist_ok=True)
-    folder = Path(tempfile.mkdtemp(prefix="hyperslab-bench-direct-", dir=args.tmpdir))
     try:
-        return _run(args, folder, cases, rivals, baseline, (nimages, height, width), repeat)
+        with scratch_folder("direct", args.tmpdir) as folder:
+            return _run(args, folder, cases, rivals, baseline, (nimages, height, width), repeat)
     finally:
-        shutil.rmtree(folder, ignore_errors=True)
         _IMAGES.clear()
 
 

@@ -31,6 +31,7 @@ import json
 import os
 import platform
 import resource
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -560,6 +561,20 @@ def pick(available: Sequence[str], wanted: Sequence[str] | None, what: str) -> l
 def default_out_dir(name: str) -> Path:
     """``bench/results/<name>/`` of this checkout."""
     return BENCH_DIR / "results" / name
+
+
+@contextlib.contextmanager
+def scratch_folder(name: str, parent: Path | None = None) -> Iterator[Path]:
+    """A new folder ``hyperslab-bench-<name>-*`` for a benchmark's files, in ``parent``
+    (created if needed; ``--tmpdir``) or the system's temporary folder, removed with
+    everything in it when the block ends, however it ends."""
+    if parent is not None:
+        parent.mkdir(parents=True, exist_ok=True)
+    folder = Path(tempfile.mkdtemp(prefix=f"hyperslab-bench-{name}-", dir=parent))
+    try:
+        yield folder
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
 
 
 def run_and_report(

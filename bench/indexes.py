@@ -58,9 +58,7 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import functools
-import shutil
 import sys
-import tempfile
 import time
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
@@ -117,6 +115,7 @@ from bench.harness import (
     positive_int,
     print_progress,
     run_benchmark,
+    scratch_folder,
     with_thread_option,
 )
 from bench.queries import CODECS, LIBRARIES, MODULES, NODE, file_info, write_table
@@ -597,13 +596,8 @@ def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     options = parse_options(parser, args)
-    if args.tmpdir is not None:
-        args.tmpdir.mkdir(parents=True, exist_ok=True)
-    folder = Path(tempfile.mkdtemp(prefix="hyperslab-bench-indexes-", dir=args.tmpdir))
-    try:
+    with scratch_folder("indexes", args.tmpdir) as folder:
         return _run(args, options, folder)
-    finally:
-        shutil.rmtree(folder, ignore_errors=True)
 
 
 def choose_rivals(options: Options) -> dict[str, list[IndexRival]]:

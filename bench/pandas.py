@@ -40,10 +40,8 @@ import functools
 import importlib
 import importlib.util
 import json
-import shutil
 import subprocess
 import sys
-import tempfile
 import time
 import zlib
 from pathlib import Path
@@ -70,6 +68,7 @@ from bench.harness import (
     print_progress,
     report_outcome,
     run_benchmark,
+    scratch_folder,
     with_thread_option,
 )
 
@@ -380,25 +379,21 @@ def main(argv: list[str] | None = None) -> int:
     except BenchmarkError as exc:
         parser.error(str(exc))
     repeat = args.repeat or (2 if args.quick else 5)
-    if args.tmpdir is not None:
-        args.tmpdir.mkdir(parents=True, exist_ok=True)
-    folder = Path(tempfile.mkdtemp(prefix="hyperslab-bench-pandas-", dir=args.tmpdir))
     t0 = time.perf_counter()
-    try:
-        available = [r.name for r in RIVALS if r.name in rivals and _available(r)]
-        if not available:
-            print("pandas: error: pandas runs on neither library here", file=sys.stderr)
+    with scratch_folder("pandas", args.tmpdir) as folder:
+        try:
+            available = [r.name for r in RIVALS if r.name in rivals and _available(r)]
+            if not available:
+                print("pandas: error: pandas runs on neither library here", file=sys.stderr)
+                return 1
+            prepared = prepare(folder, nrows, available, args.timeout)
+            spec = build_spec(prepared, cases, available)
+            result = run_benchmark(
+                spec, repeat, timeout=args.timeout, versions=library_versions(PACKAGES)
+            )
+        except BenchmarkError as exc:
+            print(f"pandas: error: {exc}", file=sys.stderr)
             return 1
-        prepared = prepare(folder, nrows, available, args.timeout)
-        spec = build_spec(prepared, cases, available)
-        result = run_benchmark(
-            spec, repeat, timeout=args.timeout, versions=library_versions(PACKAGES)
-        )
-    except BenchmarkError as exc:
-        print(f"pandas: error: {exc}", file=sys.stderr)
-        return 1
-    finally:
-        shutil.rmtree(folder, ignore_errors=True)
     markdown = format_markdown(result)
     print(markdown)
     out_dir = default_out_dir("pandas") if args.out is None else args.out

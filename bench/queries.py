@@ -41,7 +41,6 @@ import functools
 import importlib
 import json
 import re
-import shutil
 import sys
 import tempfile
 import time
@@ -78,6 +77,7 @@ from bench.harness import (
     print_progress,
     report_outcome,
     run_benchmark,
+    scratch_folder,
     with_thread_option,
 )
 
@@ -679,13 +679,10 @@ def main(argv: list[str] | None = None) -> int:
     except BenchmarkError as exc:
         parser.error(str(exc))
     repeat = args.repeat or (3 if args.quick else 5)
-    if args.tmpdir is not None:
-        args.tmpdir.mkdir(parents=True, exist_ok=True)
-    folder = Path(tempfile.mkdtemp(prefix="hyperslab-bench-queries-", dir=args.tmpdir))
     try:
-        return _run(args, folder, nrows, parts, codecs, libraries, repeat)
+        with scratch_folder("queries", args.tmpdir) as folder:
+            return _run(args, folder, nrows, parts, codecs, libraries, repeat)
     finally:
-        shutil.rmtree(folder, ignore_errors=True)
         _SOURCES.clear()
 
 

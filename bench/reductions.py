@@ -48,7 +48,6 @@ import dataclasses
 import functools
 import importlib
 import math
-import shutil
 import sys
 import tempfile
 import time
@@ -100,6 +99,7 @@ from bench.harness import (
     pick,
     print_progress,
     run_benchmark,
+    scratch_folder,
     split_available,
     with_thread_option,
 )
@@ -674,13 +674,10 @@ def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     options = parse_options(parser, args)
-    if args.tmpdir is not None:
-        args.tmpdir.mkdir(parents=True, exist_ok=True)
-    folder = Path(tempfile.mkdtemp(prefix="hyperslab-bench-reductions-", dir=args.tmpdir))
     try:
-        return _run(args, options, folder)
+        with scratch_folder("reductions", args.tmpdir) as folder:
+            return _run(args, options, folder)
     finally:
-        shutil.rmtree(folder, ignore_errors=True)
         _MEMORY.clear()
 
 

@@ -25,7 +25,6 @@ import os
 import shutil
 import subprocess
 import sys
-import tempfile
 import zlib
 from pathlib import Path
 from typing import Any
@@ -50,6 +49,7 @@ from bench.harness import (
     print_progress,
     report_outcome,
     run_benchmark,
+    scratch_folder,
     with_thread_option,
 )
 
@@ -254,10 +254,7 @@ def main(argv: list[str] | None = None) -> int:
     if megabytes <= 0:
         parser.error(f"--megabytes must be positive, not {megabytes}")
     repeat = args.repeat or 3
-    if args.tmpdir is not None:
-        args.tmpdir.mkdir(parents=True, exist_ok=True)
-    folder = Path(tempfile.mkdtemp(prefix="hyperslab-bench-repack-", dir=args.tmpdir))
-    try:
+    with scratch_folder("repack", args.tmpdir) as folder:
         source = folder / "source.h5"
         print_progress(f"writing a {megabytes:g} MB zlib source with PyTables in {folder}...")
         nbytes = write_source(source, megabytes)
@@ -273,8 +270,6 @@ def main(argv: list[str] | None = None) -> int:
         paths, notes = write_reports(result, out_dir, plot=not args.no_plot)
         paths["markdown"].write_text(markdown)
         return report_outcome("repack", result, paths, notes)
-    finally:
-        shutil.rmtree(folder, ignore_errors=True)
 
 
 if __name__ == "__main__":

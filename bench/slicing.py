@@ -60,7 +60,6 @@ import importlib
 import inspect
 import json
 import os
-import shutil
 import sys
 import tempfile
 import time
@@ -100,6 +99,7 @@ from bench.harness import (
     pick,
     print_progress,
     run_benchmark,
+    scratch_folder,
     split_available,
     with_thread_option,
 )
@@ -664,13 +664,8 @@ def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     options = parse_options(parser, args)
-    if args.tmpdir is not None:
-        args.tmpdir.mkdir(parents=True, exist_ok=True)
-    folder = Path(tempfile.mkdtemp(prefix="hyperslab-bench-slicing-", dir=args.tmpdir))
-    try:
+    with scratch_folder("slicing", args.tmpdir) as folder:
         return _run(args, options, folder)
-    finally:
-        shutil.rmtree(folder, ignore_errors=True)
 
 
 def _run(args: argparse.Namespace, options: Options, folder: Path) -> int:

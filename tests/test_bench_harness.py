@@ -418,3 +418,17 @@ def test_every_benchmark_takes_no_plot() -> None:
     for name in benchmark_names():
         parser = importlib.import_module(f"bench.{name}").build_parser()
         assert parser.parse_known_args(["--no-plot"])[1] == [], name
+
+
+def test_scratch_folder_is_removed_however_the_block_ends(tmp_path: Path) -> None:
+    from bench.harness import scratch_folder
+
+    parent = tmp_path / "made" / "here"
+    with scratch_folder("x", parent) as folder:
+        (folder / "data.h5").write_bytes(b"1234")
+        assert folder.parent == parent and folder.name.startswith("hyperslab-bench-x-")
+    assert not folder.exists() and parent.exists()
+    with pytest.raises(RuntimeError), scratch_folder("y", parent) as failed:
+        (failed / "data.h5").write_bytes(b"1234")
+        raise RuntimeError("a rival failed")
+    assert not failed.exists()
