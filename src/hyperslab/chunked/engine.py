@@ -173,6 +173,12 @@ class ChunkEngine(ChunkWrites):
                 self.kind = None
         # b2nd frames of scalar items can be decoded in part (block by block).
         self._partial_decoding = self.kind is RawKind.BLOSC2 and self._dtype.subdtype is None
+        # Whether read_int_item serves this dataset: 1-D, of native numbers (a NumPy
+        # scalar is then the result as it is), read through the raw path.
+        dtype = self._dtype
+        self._int_items = (self.kind in (RawKind.PLAIN, RawKind.BLOSC2)
+                           and len(self._chunkshape) == 1 and dtype.kind in "biufc"
+                           and dtype.isnative and dtype.subdtype is None)
         # Whether read_item still asks HDF5 for its chunk (no chunk index built yet).
         self._items_via_hdf5 = True
         # The block shape of the last frame decoded in part (sizes the pool's tasks).
@@ -292,6 +298,27 @@ class ChunkEngine(ChunkWrites):
             pairs = [divmod(i, c) for i, c in zip(index, chunkshape, strict=True)]
             grid = tuple(p[0] for p in pairs)
             inner = tuple(p[1] for p in pairs)
+        return self._read_item_at(grid, inner)
+
+    def read_int_item(self, key: int) -> Any:
+        """``dataset[key]`` of a 1-D dataset of native numbers (``key`` an int), or None
+        where :meth:`item_index` and :meth:`read_item` must answer (another rank or
+        dtype, ``key`` out of bounds, a dataset this engine does not serve).
+
+        The shortest path to one element, for loops of single reads: the same read as
+        :meth:`read_item`, without the steps that find out what ``key`` is.
+        """
+        if not self._int_items:
+            return None
+        n = self._dataset.shape[0]
+        if not -n <= key < n:
+            return None
+        g, i = divmod(key + n if key < 0 else key, self._chunkshape[0])
+        return self._read_item_at((g,), (i,))
+
+    def _read_item_at(self, grid: tuple[int, ...], inner: tuple[int, ...]) -> Any:
+        """The element at ``inner`` of the chunk at ``grid`` (see :meth:`read_item`)."""
+        chunkshape = self._chunkshape
         dataset = self._dataset
         # Right after opening a read-only file, HDF5 finds the chunk (no index built yet)
         # until such reads would have paid for building the index (ski rental).
