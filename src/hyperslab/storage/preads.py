@@ -196,9 +196,10 @@ class PreadReads:
     here for the type checker).  Its own state is that of the look-ups made before any
     chunk index is built (set by ``RawChunks.__init__``)."""
 
-    __slots__ = ("_hdf5_budget", "_looked_up", "_lookups", "_walked")
+    __slots__ = ("_hdf5_budget", "_hdf5_extra", "_looked_up", "_lookups", "_walked")
 
     _hdf5_budget: float | None
+    _hdf5_extra: float
     _looked_up: dict[tuple[int, ...], ChunkLocation]
     _lookups: int
     _walked: int
@@ -403,9 +404,11 @@ class PreadReads:
         budget = self._hdf5_budget
         if budget is None:  # the first such read: the budget is the index's build cost
             budget = INDEX_BUILD_SECONDS_PER_CHUNK * math.prod(self._grid)
-        extra = HDF5_READ_EXTRA_SECONDS
-        if not self._nfilters:  # read whole here, one item through the index
-            extra += HDF5_READ_EXTRA_SECONDS_PER_BYTE * self._chunk_nbytes
+            extra = HDF5_READ_EXTRA_SECONDS
+            if not self._nfilters:  # read whole here, one item through the index
+                extra += HDF5_READ_EXTRA_SECONDS_PER_BYTE * self._chunk_nbytes
+            self._hdf5_extra = extra  # (the same for every read: worked out once)
+        extra = self._hdf5_extra
         if budget < extra or self._base is not None or self._writable or not self._dsid.id:
             self._hdf5_budget = budget
             return None

@@ -187,6 +187,7 @@ class RawChunks(PreadReads):
         self._walked = 0  # chunk index entries those look-ups made HDF5 walk
         self._looked_up: dict[tuple[int, ...], ChunkLocation] = {}  # their answers
         self._hdf5_budget: float | None = None  # of read_found_by_hdf5 (set at its first)
+        self._hdf5_extra = 0.0  # the estimated extra cost of each of them (set then too)
         self._lock = threading.RLock()
         self.before_lookup: Callable[[], None] | None = None
         """Called (instead of flushing the dataset) before HDF5 is asked about chunks
