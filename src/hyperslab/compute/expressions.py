@@ -574,6 +574,13 @@ class _ExprTiles:
         self.shape = expr.shape
         self.dtype = expr.dtype
 
+    def _fused_sum(self) -> np.float64 | None:
+        """The sum of the expression's values computed inside Blosc2's decompression
+        (:mod:`hyperslab.compute.fusedsum`), or None where that does not apply."""
+        from hyperslab.compute.fusedsum import expression_sum
+
+        return expression_sum(self._expr)
+
     def _map_tiles(self, work: Callable[[Box, Any], Result],
                    along: Sequence[int] = ()) -> Iterator[Result]:
         """The expression's tiles (``along`` is ignored: they follow its operands'), or,

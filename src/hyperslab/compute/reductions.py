@@ -146,9 +146,28 @@ def reduce(
     # The partial results are as big as the result (with a few accumulators per item).
     check_result_size(kept_shape, 3 * max(8, in_dtype.itemsize),
                       f"the {op} over axis {axis!r} of an array of shape {shape}")
+    fused = _fused(source, op, axes, shape, dtype, mask, initial)
+    if fused is not None:
+        return _finish(np.full(kept_shape, fused), axes, keepdims)
     if op in ("mean", "std", "var"):
         return _moments(source, op, axes, kept_shape, keepdims, dtype, ddof, mask, in_dtype)
     return _fold(source, op, axes, kept_shape, keepdims, dtype, mask, initial, in_dtype)
+
+
+def _fused(source: Any, op: str, axes: tuple[int, ...], shape: tuple[int, ...], dtype: Any,
+           mask: Any, initial: Any) -> np.float64 | None:
+    """The sum or mean of a whole float64 source that computes its sum itself
+    (``_fused_sum``: an expression over Blosc2 arrays, :mod:`.fusedsum`), else None."""
+    if op not in ("sum", "mean") or mask is not None or initial is not None \
+            or len(axes) != len(shape) or not shape or 0 in shape:
+        return None
+    if dtype is not None and np.dtype(dtype) != np.float64:
+        return None
+    fused_sum = getattr(source, "_fused_sum", None)
+    total = fused_sum() if fused_sum is not None else None
+    if total is None:
+        return None
+    return total if op == "sum" else np.float64(total / math.prod(shape))
 
 
 def _mask(where: Any, shape: tuple[int, ...]) -> Any:
