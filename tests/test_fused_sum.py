@@ -82,6 +82,9 @@ def path(tmp_path_factory: pytest.TempPathFactory) -> Path:
                                  chunkshape=CHUNKS, filters=BLOSC2)
         sparse[:16] = A[:16]  # the other chunks never written
         f.create_carray("/", "line", obj=A.reshape(-1), chunkshape=(4096,), filters=BLOSC2)
+        f.create_carray("/", "plain_a", obj=A, chunkshape=CHUNKS)
+        f.create_carray("/", "plain_b", obj=B, chunkshape=CHUNKS)
+        f.create_carray("/", "plain_prime", obj=A.reshape(-1)[:36787], chunkshape=(36787,))
     return path
 
 
@@ -100,6 +103,23 @@ def test_sums_and_means_match_numexpr(path: Path, expression: str) -> None:
         _assert_close(expr.sum(dtype=np.float64), want, scale)
         kept = expr.sum(keepdims=True)
         assert kept.shape == (1, 1, 1)
+
+
+@pytest.mark.usefixtures("tiles_refused")
+def test_unfiltered_arrays(path: Path) -> None:
+    """Unfiltered chunks go to python-blosc2 as Blosc2 chunks of copied bytes."""
+    with hyperslab.open_file(path) as f:
+        expr = hyperslab.Expr("a * 2 + sin(b)", {"a": f.root.plain_a, "b": f.root.plain_b})
+        got = expr.sum()
+    _assert_close(got, _expected("a * 2 + sin(b)", a=A, b=B), float(np.abs(A).sum() * 3))
+
+
+def test_plain_blocks_are_slabs_of_the_chunk() -> None:
+    assert cframe_expr.plain_blockshape((16, 128, 256), 8) == (1, 128, 256)
+    assert cframe_expr.plain_blockshape((16, 64, 64), 8) == (8, 64, 64)
+    assert cframe_expr.plain_blockshape((8, 16, 16), 8) == (8, 16, 16)  # the whole chunk
+    assert cframe_expr.plain_blockshape((4, 1000, 1000), 8) == (1, 25, 1000)
+    assert cframe_expr.plain_blockshape((36787,), 8) is None  # a prime: 1-item blocks
 
 
 @pytest.mark.usefixtures("tiles_refused")
@@ -138,7 +158,8 @@ def test_files_of_pytables_and_hdf5plugin(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize("case", [
-    "float32", "numpy operand", "other chunks", "unwritten chunks", "zlib", "modulo",
+    "float32", "numpy operand", "other chunks", "unwritten chunks", "zlib", "mixed storage",
+    "prime chunks", "modulo",
     "half power", "negative power", "sinh", "inputs range", "integer sum", "axis", "where",
 ])
 def test_refused_cases_take_the_tile_route(path: Path, fused_refused: list[str],
@@ -154,6 +175,9 @@ def test_refused_cases_take_the_tile_route(path: Path, fused_refused: list[str],
             "unwritten chunks": ("a + 1", {"a": f.root.sparse},
                                  np.where(np.arange(37)[:, None, None] < 16, A, 0) + 1, {}),
             "zlib": ("a * 2", {"a": f.root.zlib}, A * 2, {}),
+            "mixed storage": ("a * b", {"a": a, "b": f.root.plain_b}, A * B, {}),
+            "prime chunks": ("a * 2", {"a": f.root.plain_prime}, A.reshape(-1)[:36787] * 2,
+                             {}),
             "modulo": ("a % 3", {"a": a}, ne.evaluate("a % 3", {"a": A}), {}),
             "half power": ("a ** 0.5", {"a": a}, ne.evaluate("a ** 0.5", {"a": A}), {}),
             "negative power": ("a ** -1", {"a": a}, 1 / A, {}),
@@ -184,7 +208,7 @@ def test_allocator_tuned_by_the_environment(path: Path, fused_refused: list[str]
     assert fused_refused == []
 
 
-def _damaged_frames(path: Path) -> tuple[list[bytes], int]:
+def _damaged_frames(path: Path) -> tuple[list[Any], int]:
     """The frames of ``/a``'s first row of chunks, one of them with a byte of its
     compressed stream changed so that Blosc2 refuses to decompress it."""
     from hyperslab.codecs.cframe import parse_frame
@@ -192,7 +216,8 @@ def _damaged_frames(path: Path) -> tuple[list[bytes], int]:
 
     with hyperslab.open_file(path) as f:
         frames = stored_frames(f.root.a, (0, 0, 0), (8, 50, 23))
-    assert frames is not None
+    assert frames is not None and not frames.plain
+    frames = list(frames.chunks)
     layout = parse_frame(frames[1])
     for at in range(layout.chunk_start + 32, layout.chunk_stop):
         damaged = bytearray(frames[1])
@@ -210,9 +235,11 @@ def test_a_chunk_that_does_not_decompress_is_never_evaluated(path: Path,
     for each other): every chunk is decompressed first, and a damaged one leaves the sum
     to the tile route (which reports it)."""
     frames, _ = _damaged_frames(path)
-    assert cframe_expr.fused_sum("a * 2", {"a": frames}, (8, 50, 23), CHUNKS,
+    damaged = cframe_expr.StoredChunks(frames, plain=False)
+    assert cframe_expr.fused_sum("a * 2", {"a": damaged}, (8, 50, 23), CHUNKS,
                                  nthreads) is None
-    good = cframe_expr.fused_sum("a * 2", {"a": frames[:1]}, (8, 16, 16), CHUNKS, nthreads)
+    first = cframe_expr.StoredChunks(frames[:1], plain=False)
+    good = cframe_expr.fused_sum("a * 2", {"a": first}, (8, 16, 16), CHUNKS, nthreads)
     _assert_close(good, float(np.sum(A[:8, :16, :16] * 2)), float(np.abs(A).sum()))
 
 

@@ -8,10 +8,11 @@ For ``a * 2 + sin(a)`` that is 3-4x numexpr's speed over decompressed tiles, sin
 
 The chunk frames the Blosc2 HDF5 filter stores each hold one compressed Blosc2 chunk (the
 *inner chunk*; :mod:`.cframe`).  :func:`fused_sum` puts the inner chunks of a chunk-aligned
-box of one dataset or several (checked by :func:`~.cframe.parse_frame` first) into
-in-memory ``NDArray`` objects of the box's shape, whose chunks are the HDF5 chunks, and asks
+box of one dataset or several (checked by :func:`~.cframe.parse_frame` first) into in-memory
+``NDArray`` objects of the box's shape, whose chunks are the HDF5 chunks, and asks
 python-blosc2 for the sum of the expression over them.  Edge chunks fit as they are: b2nd
-and the filter both store a chunk whole, padded.
+and the filter both store a chunk whole, padded.  Unfiltered chunks become Blosc2 chunks of
+copied bytes (one copy, cheap next to numexpr's slower ``sin``).
 
 Only what python-blosc2 computes as numexpr would is taken: float64 operands of one layout,
 a float64 result, and the operators and functions of :func:`same_as_numexpr` (sums then
@@ -28,7 +29,7 @@ import ast
 import math
 import threading
 from collections.abc import Mapping, Sequence
-from typing import Any, Final
+from typing import Any, Final, NamedTuple
 
 import numpy as np
 
@@ -37,7 +38,8 @@ from hyperslab.codecs.blockshape import ext_shape
 from hyperslab.codecs.cframe import FrameLayout, _blosc2, _byte_view, _decompress, parse_frame
 from hyperslab.codecs.cframe_check import FrameError
 
-__all__ = ["FUSED_DTYPE", "fused_sum", "miniexpr_compiles", "same_as_numexpr"]
+__all__ = ["FUSED_DTYPE", "StoredChunks", "fused_sum", "miniexpr_compiles", "plain_blockshape",
+           "same_as_numexpr"]
 
 FUSED_DTYPE: Final = np.dtype(np.float64)
 """The one operand and result dtype summed here."""
@@ -79,6 +81,13 @@ divisor, miniexpr's of the dividend), ``//``, the bitwise ones, nor a minus sign
 so ``a / -b`` is +inf for ``b == 0``)."""
 
 _EXACT_INTEGERS: Final = 1 << 53
+
+PLAIN_BLOCK_BYTES: Final = 256 << 10
+"""The largest block unfiltered chunks are cut into (an L2-sized slab)."""
+
+PLAIN_BLOCK_MIN_BYTES: Final = 16 << 10
+"""Smaller blocks (chunks whose rows do not divide well) cost more per block than they
+save: such chunks are left to numexpr."""
 
 
 def _same_constant(node: ast.Constant) -> bool:
@@ -223,18 +232,66 @@ def _ndarray(b2: Any, frames: Sequence[Any], shape: Shape, chunkshape: Shape,
     return array, blockshape
 
 
-def fused_sum(expression: str, operands: Mapping[str, Sequence[Any]], shape: Shape,
+class StoredChunks(NamedTuple):
+    """An operand's stored chunks, in the C order of the chunk grid of its box."""
+
+    chunks: Sequence[Any]
+    """The bytes HDF5 stores for each chunk (Blosc2 frames, or the items themselves)."""
+    plain: bool
+    """Whether the chunks are unfiltered (the items in C order, as HDF5 stores them
+    without filters), else Blosc2 frames."""
+
+
+def plain_blockshape(chunkshape: Shape, itemsize: int) -> Shape | None:
+    """Blocks that cut an unfiltered chunk into C-ordered slabs of at most
+    :data:`PLAIN_BLOCK_BYTES` (a whole number of them per chunk, so the chunk's bytes are
+    its blocks' in order); None if such slabs would be under :data:`PLAIN_BLOCK_MIN_BYTES`."""
+    for axis in range(len(chunkshape)):
+        inner = math.prod(chunkshape[axis + 1 :]) * itemsize
+        if inner > PLAIN_BLOCK_BYTES:
+            continue
+        length = chunkshape[axis]
+        rows = max(d for d in range(1, length + 1)
+                   if length % d == 0 and d * inner <= PLAIN_BLOCK_BYTES)
+        if rows * inner < PLAIN_BLOCK_MIN_BYTES and math.prod(chunkshape) * itemsize > rows * inner:
+            return None
+        return (1,) * axis + (rows, *chunkshape[axis + 1 :])
+    return None
+
+
+def _plain_ndarray(b2: Any, chunks: Sequence[Any], shape: Shape, chunkshape: Shape,
+                   nthreads: int) -> tuple[Any, Shape] | None:
+    """An ``NDArray`` of ``shape`` whose chunks are unfiltered chunks as Blosc2 chunks of
+    copied bytes (no compression), and its block shape; None where that does not apply."""
+    itemsize = FUSED_DTYPE.itemsize
+    blockshape = plain_blockshape(chunkshape, itemsize)
+    nbytes = math.prod(chunkshape) * itemsize
+    if blockshape is None or any(len(memoryview(c).cast("B")) != nbytes for c in chunks):
+        return None
+    array = b2.uninit(shape, FUSED_DTYPE, chunks=chunkshape, blocks=blockshape,
+                      cparams=b2.CParams(nthreads=nthreads), dparams=b2.DParams(nthreads=nthreads))
+    if array.schunk.nchunks != len(chunks):
+        return None
+    blocksize = math.prod(blockshape) * itemsize
+    for number, chunk in enumerate(chunks):
+        stored = b2.compress2(chunk, typesize=itemsize, clevel=0, blocksize=blocksize,
+                              splitmode=b2.SplitMode.NEVER_SPLIT, nthreads=1)
+        array.schunk.update_chunk(number, stored)
+    return array, blockshape
+
+
+def fused_sum(expression: str, operands: Mapping[str, StoredChunks], shape: Shape,
               chunkshape: Shape, nthreads: int = 1) -> np.float64 | None:
-    """The sum of ``expression`` over operands given as their stored chunk frames.
+    """The sum of ``expression`` over operands given as their stored chunks.
 
     Parameters
     ----------
     expression : str
         A numexpr expression of the operands' names.
-    operands : mapping of str to sequence of bytes-like
-        Each operand's chunk frames (as the Blosc2 filter stores them, unfiltered by HDF5)
-        in the C order of the chunk grid of ``shape``; every operand float64, all of
-        one block shape.
+    operands : mapping of str to StoredChunks
+        Each operand's stored chunks (Blosc2 frames as the filter stores them, or
+        unfiltered chunks) in the C order of the chunk grid of ``shape``; every operand
+        float64, all stored alike (and all frames of one block shape).
     shape : tuple of int
         The box the chunks cover (its far edges may cut the last chunks).
     chunkshape : tuple of int
@@ -258,10 +315,15 @@ def fused_sum(expression: str, operands: Mapping[str, Sequence[Any]], shape: Sha
     if b2 is None or not operands or not same_as_numexpr(expression, names) \
             or not miniexpr_compiles(expression, names):
         return None
+    if len({stored.plain for stored in operands.values()}) != 1:
+        return None
     arrays: dict[str, Any] = {}
     blockshape: Shape | None = None
-    for name, frames in operands.items():
-        made = _ndarray(b2, frames, shape, chunkshape, blockshape, nthreads)
+    for name, stored in operands.items():
+        if stored.plain:
+            made = _plain_ndarray(b2, stored.chunks, shape, chunkshape, nthreads)
+        else:
+            made = _ndarray(b2, stored.chunks, shape, chunkshape, blockshape, nthreads)
         if made is None:
             return None
         arrays[name], blockshape = made

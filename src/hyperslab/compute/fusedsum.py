@@ -1,12 +1,12 @@
 """Sums of expressions over Blosc2 arrays, evaluated inside Blosc2's decompression.
 
-``Expr("a * 2 + sin(a)", ...).sum()`` (and ``mean``) over float64 Blosc2 arrays of one chunk
-layout does not decode tiles for numexpr: the stored chunks are handed, a group of chunk
-rows at a time, to python-blosc2, whose miniexpr engine evaluates the expression block by
-block as it decompresses and sums each block in cache, in its own threads
-(:mod:`hyperslab.codecs.cframe_expr`).  Its transcendental functions are SIMD ones within one
-ulp of libm's (which NumPy and numexpr call), 3-4x faster; a sum of values differs from
-NumPy's by the order of additions, as the tile path's does.
+``Expr("a * 2 + sin(a)", ...).sum()`` (and ``mean``) over float64 Blosc2 or unfiltered
+arrays of one chunk layout does not decode tiles for numexpr: the stored chunks are handed,
+a group of chunk rows at a time, to python-blosc2, whose miniexpr engine evaluates the
+expression block by block as it decompresses and sums each block in cache, in its own
+threads (:mod:`hyperslab.codecs.cframe_expr`).  Its transcendental functions are SIMD ones
+within one ulp of libm's (which NumPy and numexpr call), 3-4x faster; a sum of values
+differs from NumPy's by the order of additions, as the tile path's does.
 
 Everything else (other dtypes, operands of other layouts or in memory, chunks never
 written or that do not decompress, inputs ranges, an expression miniexpr does not compile, a
@@ -23,7 +23,12 @@ from typing import Any, Final
 import numpy as np
 
 from hyperslab._typing import Shape
-from hyperslab.codecs.cframe_expr import FUSED_DTYPE, fused_sum, miniexpr_compiles
+from hyperslab.codecs.cframe_expr import (
+    FUSED_DTYPE,
+    StoredChunks,
+    fused_sum,
+    miniexpr_compiles,
+)
 from hyperslab.nodes.leaves.storedframes import aligned_box, stored_frames
 
 __all__ = ["GROUP_BYTES", "allocator_returns_memory", "expression_sum"]
@@ -102,7 +107,7 @@ def expression_sum(expr: Any) -> np.float64 | None:
     for first in range(0, shape[0], rows):
         length = min(rows, shape[0] - first)
         group_shape = (length, *shape[1:])
-        frames: dict[str, list[Any]] = {}
+        frames: dict[str, StoredChunks] = {}
         for name, (leaf, corner) in placed.items():
             found = stored_frames(leaf, (corner[0] + first, *corner[1:]), group_shape)
             if found is None:

@@ -1,5 +1,5 @@
-"""The stored Blosc2 chunk frames under a chunk-aligned box of a leaf, for computations
-that decode them themselves (:mod:`hyperslab.codecs.cframe_expr`)."""
+"""The stored chunks (Blosc2 frames, or unfiltered) under a chunk-aligned box of a leaf, for
+computations that decode them themselves (:mod:`hyperslab.codecs.cframe_expr`)."""
 
 from __future__ import annotations
 
@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any, Final
 
 from hyperslab._typing import Shape
 from hyperslab.chunked.engine import RawKind
+from hyperslab.codecs.cframe_expr import StoredChunks
 from hyperslab.errors import NoSuchChunkError
 
 if TYPE_CHECKING:
@@ -33,19 +34,20 @@ def aligned_box(leaf: Leaf, corner: Shape, shape: Shape) -> bool:
     return True
 
 
-def stored_frames(leaf: Leaf, corner: Shape, shape: Shape) -> list[Any] | None:
-    """The stored (Blosc2-filtered) bytes of every chunk under the box of ``shape`` at
-    ``corner``, in the C order of its chunk grid.
+def stored_frames(leaf: Leaf, corner: Shape, shape: Shape) -> StoredChunks | None:
+    """The stored bytes of every chunk under the box of ``shape`` at ``corner``, in the C
+    order of its chunk grid: Blosc2 frames, or unfiltered chunks.
 
-    None where they are not plain Blosc2 frames of the data: a dataset with other filters,
-    a non-native or non-scalar dtype, a box not made of whole chunks, a chunk never written
-    (its values are the fill value), a chunk stored with its filter skipped, or more than
+    None where they are not the data as such: a dataset with other filters, a non-native
+    or non-scalar dtype, a box not made of whole chunks, a chunk never written (its values
+    are the fill value), a chunk stored with its filter skipped, or more than
     :data:`MAX_FRAMES_BYTES` of them.
     """
     engine = leaf._engine
     dtype = leaf._dataset.dtype
-    if engine.kind is not RawKind.BLOSC2 or not dtype.isnative or dtype.fields is not None \
-            or dtype.subdtype is not None or not aligned_box(leaf, corner, shape):
+    if engine.kind not in (RawKind.BLOSC2, RawKind.PLAIN) or not dtype.isnative \
+            or dtype.fields is not None or dtype.subdtype is not None \
+            or not aligned_box(leaf, corner, shape):
         return None
     chunkshape = leaf.chunkshape
     assert chunkshape is not None
@@ -64,5 +66,5 @@ def stored_frames(leaf: Leaf, corner: Shape, shape: Shape) -> list[Any] | None:
             if mask or total > MAX_FRAMES_BYTES:
                 return None
             frames.append(raw)
-    return frames
+    return StoredChunks(frames, engine.kind is RawKind.PLAIN)
 
