@@ -1,0 +1,119 @@
+"""Reductions whose tiles are combined in the pool's threads, against NumPy.
+
+sum, prod, min, max, any and all of results up to
+:data:`hyperslab.compute.reductions.PER_THREAD_MAX_BYTES` accumulate each tile's partial in
+the thread that reduced it (one accumulator per thread), and the calling thread combines
+the few accumulators: exact for integers (which wrap as NumPy's do), ``min``/``max`` and
+booleans, within NumPy's own rounding for float sums.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+import hyperslab
+from hyperslab.chunked import tiles
+from hyperslab.compute import reductions
+
+BLOSC2 = hyperslab.Filters(5, "blosc2:lz4", shuffle=True)
+
+
+def _write(path: Path, data: np.ndarray, chunkshape: tuple[int, ...]) -> None:
+    with hyperslab.open_file(path, "w") as f:
+        f.create_carray("/", "a", obj=data, chunkshape=chunkshape, filters=BLOSC2)
+
+
+def _spy(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """Record how many accumulators (threads) each per-thread reduction used."""
+    calls: list[int] = []
+    original = reductions._per_thread
+
+    def spy(*args: Any, **kwargs: Any) -> list[np.ndarray]:
+        accumulators = original(*args, **kwargs)
+        calls.append(len(accumulators))
+        return accumulators
+
+    monkeypatch.setattr(reductions, "_per_thread", spy)
+    return calls
+
+
+@pytest.mark.parametrize("axis", [0, 1, 2, None, (0, 2)])
+def test_float_sums_combined_in_the_pools_threads_match_numpy(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, axis: Any) -> None:
+    rng = np.random.default_rng(5)
+    data = rng.normal(scale=100, size=(64, 30, 40))
+    _write(tmp_path / "f.h5", data, (4, 30, 40))
+    calls = _spy(monkeypatch)
+    monkeypatch.setattr(tiles, "TILE_BYTES", 40_000)  # 16 tiles of one chunk
+    with hyperslab.open_file(tmp_path / "f.h5", MAX_THREADS=4) as f:
+        got = f.root.a.sum(axis=axis)
+        got_max = f.root.a.max(axis=axis)
+    np.testing.assert_allclose(got, np.sum(data, axis=axis), rtol=1e-12)
+    np.testing.assert_array_equal(got_max, np.max(data, axis=axis))
+    assert len(calls) == 2 and all(n >= 1 for n in calls)
+
+
+@pytest.mark.parametrize("per_thread_max", [reductions.PER_THREAD_MAX_BYTES, 0])
+@pytest.mark.parametrize(("op", "kwargs"), [
+    ("sum", {}), ("sum", {"dtype": np.int8}), ("prod", {}), ("prod", {"initial": 3}),
+    ("min", {}), ("max", {"initial": 40}), ("any", {}), ("all", {}),
+    ("sum", {"where": "mask"}), ("min", {"where": "mask", "initial": 100}),
+])
+def test_integer_folds_are_exact_in_either_path(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, per_thread_max: int, op: str,
+        kwargs: dict[str, Any]) -> None:
+    """Integer sums and products that wrap, min/max with ``initial`` (taken once), masks:
+    equal to NumPy's whether tiles are combined per thread or in the caller, in order."""
+    rng = np.random.default_rng(11)
+    data = rng.integers(-60, 60, size=(48, 20, 24)).astype(np.int8)
+    _write(tmp_path / "i.h5", data, (3, 20, 24))
+    mask = rng.random((1, 20, 24)) < 0.5
+    kwargs = {k: mask if v == "mask" else v for k, v in kwargs.items()}
+    calls = _spy(monkeypatch)
+    monkeypatch.setattr(reductions, "PER_THREAD_MAX_BYTES", per_thread_max)
+    monkeypatch.setattr(tiles, "TILE_BYTES", 3 * 20 * 24)
+    with hyperslab.open_file(tmp_path / "i.h5", MAX_THREADS=3) as f, \
+            np.errstate(over="ignore"):
+        for axis in (0, 2, None):
+            got = getattr(f.root.a, op)(axis=axis, **kwargs)
+            want = getattr(np, op)(data, axis=axis, **kwargs)
+            assert np.asarray(got).dtype == np.asarray(want).dtype
+            np.testing.assert_array_equal(got, want, err_msg=f"{op} {kwargs} axis {axis}")
+    assert len(calls) == (3 if per_thread_max else 0)
+
+
+def test_nans_and_infs_propagate_from_any_thread(tmp_path: Path,
+                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    data = np.arange(40 * 6 * 5, dtype=np.float64).reshape(40, 6, 5)
+    data[33, 2, 1] = np.nan
+    data[7, 4, 4] = np.inf
+    data[21, 4, 4] = -np.inf
+    _write(tmp_path / "n.h5", data, (2, 6, 5))
+    monkeypatch.setattr(tiles, "TILE_BYTES", 2 * 6 * 5 * 8)
+    with hyperslab.open_file(tmp_path / "n.h5", MAX_THREADS=4) as f, \
+            np.errstate(invalid="ignore", over="ignore"):
+        for op in ("sum", "min", "max", "prod"):
+            for axis in (0, 1, None):
+                got, want = getattr(f.root.a, op)(axis=axis), getattr(np, op)(data, axis=axis)
+                if op in ("min", "max"):
+                    np.testing.assert_array_equal(got, want, err_msg=f"{op} axis {axis}")
+                else:  # products of this range overflow to inf in any order
+                    np.testing.assert_allclose(got, want, rtol=1e-12, err_msg=f"{op} {axis}")
+
+
+def test_a_big_result_is_combined_in_the_caller(tmp_path: Path,
+                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    """Results above PER_THREAD_MAX_BYTES keep no copy per thread."""
+    data = np.arange(8 * 50 * 40, dtype=np.int64).reshape(8, 50, 40)
+    _write(tmp_path / "b.h5", data, (2, 50, 40))
+    calls = _spy(monkeypatch)
+    monkeypatch.setattr(reductions, "PER_THREAD_MAX_BYTES", 50 * 40 * 8 - 1)
+    with hyperslab.open_file(tmp_path / "b.h5", MAX_THREADS=2) as f:
+        np.testing.assert_array_equal(f.root.a.sum(axis=0), data.sum(axis=0))
+        assert calls == []
+        np.testing.assert_array_equal(f.root.a.sum(axis=(1, 2)), data.sum(axis=(1, 2)))
+    assert len(calls) == 1
