@@ -117,3 +117,121 @@ def test_a_big_result_is_combined_in_the_caller(tmp_path: Path,
         assert calls == []
         np.testing.assert_array_equal(f.root.a.sum(axis=(1, 2)), data.sum(axis=(1, 2)))
     assert len(calls) == 1
+
+
+def _plugin_file(path: Path, data: np.ndarray, chunks: tuple[int, ...]) -> np.ndarray:
+    """``data`` written by h5py + hdf5plugin (its filter picks blocks that are not the
+    chunks' C order); h5py's reading of it."""
+    h5py = pytest.importorskip("h5py")
+    hdf5plugin = pytest.importorskip("hdf5plugin")
+    with h5py.File(path, "w") as f:
+        f.create_dataset("a", data=data, chunks=chunks,
+                         **hdf5plugin.Blosc2(cname="lz4", filters=hdf5plugin.Blosc2.SHUFFLE))
+    with h5py.File(path, "r") as f:
+        return np.asarray(f["a"][...])
+
+
+def _no_tiles(monkeypatch: pytest.MonkeyPatch) -> list[tuple[int, ...]]:
+    """Fail any chunk decoded whole or block by block into a tile; record the chunks
+    visited block by block."""
+    from hyperslab.chunked import blockvisit
+    from hyperslab.codecs import cframe
+
+    def refuse(*args: Any, **kwargs: Any) -> None:
+        raise AssertionError("a chunk decoded into a tile, not visited block by block")
+
+    monkeypatch.setattr(cframe, "decode_blocks_into", refuse)
+    monkeypatch.setattr(cframe, "from_block_order", refuse)
+    visited: list[tuple[int, ...]] = []
+    original = blockvisit._visit_blocks
+
+    def spy(engine: Any, grid: tuple[int, ...], *args: Any) -> bool:
+        visited.append(grid)
+        return original(engine, grid, *args)
+
+    monkeypatch.setattr(blockvisit, "_visit_blocks", spy)
+    return visited
+
+
+@pytest.mark.parametrize("dtype", ["<f8", "<i4", "<u1"])
+def test_folds_of_hdf5plugins_file_visit_its_blocks(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, dtype: str) -> None:
+    """hdf5plugin's (blocks not in C order) chunks, edge chunks cut by the dataset's
+    shape: each block reduced as it is decoded, never copied into a tile; the results
+    equal NumPy's on h5py's reading (floats within NumPy's rounding)."""
+    rng = np.random.default_rng(3)
+    data = (rng.normal(scale=50, size=(18, 130, 310)) + 60).astype(dtype)
+    read = _plugin_file(tmp_path / "p.h5", data, (4, 100, 300))  # (4, 100, 128) blocks
+    visited = _no_tiles(monkeypatch)
+    monkeypatch.setattr(tiles, "TILE_BYTES", 4 * 100 * 300 * 8)
+    with hyperslab.open_file(tmp_path / "p.h5", MAX_THREADS=3) as f, \
+            np.errstate(over="ignore"):
+        node = f.root.a
+        for axis in (0, 1, 2, None, (0, 2)):
+            for op in ("sum", "min", "max", "any", "all", "prod"):
+                got, want = getattr(node, op)(axis=axis), getattr(np, op)(read, axis=axis)
+                assert np.asarray(got).dtype == np.asarray(want).dtype, (op, axis)
+                if op in ("sum", "prod") and read.dtype.kind == "f":
+                    np.testing.assert_allclose(got, want, rtol=1e-12, err_msg=f"{op} {axis}")
+                else:
+                    np.testing.assert_array_equal(got, want, err_msg=f"{op} {axis}")
+    assert sorted(set(visited)) == [(i, j, k) for i in range(5) for j in range(2)
+                                    for k in range(2)]
+
+
+def test_unwritten_and_c_ordered_chunks_are_read_whole(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Chunks never written (the fill value) and hyperslab's own chunks (blocks that are
+    C-ordered slabs, decoded in one call) are read the usual way beside visited ones."""
+    h5py = pytest.importorskip("h5py")
+    hdf5plugin = pytest.importorskip("hdf5plugin")
+    from hyperslab.chunked import blockvisit
+
+    data = np.arange(12 * 100 * 300, dtype=np.float64).reshape(12, 100, 300)
+    with h5py.File(tmp_path / "u.h5", "w") as f:
+        dset = f.create_dataset("a", shape=data.shape, dtype=data.dtype,
+                                chunks=(4, 100, 300), fillvalue=2.5,
+                                **hdf5plugin.Blosc2(cname="lz4"))
+        dset[:4] = data[:4]
+        dset[8:] = data[8:]
+    want = data.copy()
+    want[4:8] = 2.5
+    visited: list[tuple[int, ...]] = []
+    original = blockvisit._visit_blocks
+
+    def spy(engine: Any, grid: tuple[int, ...], *args: Any) -> bool:
+        visited.append(grid)
+        return original(engine, grid, *args)
+
+    monkeypatch.setattr(blockvisit, "_visit_blocks", spy)
+    with hyperslab.open_file(tmp_path / "u.h5", MAX_THREADS=2) as f:
+        np.testing.assert_allclose(f.root.a.sum(axis=0), want.sum(axis=0), rtol=1e-12)
+        assert f.root.a.max() == want.max()
+    assert sorted(set(visited)) == [(0, 0, 0), (2, 0, 0)]
+    visited.clear()
+    _write(tmp_path / "own.h5", data, (4, 100, 300))
+    with hyperslab.open_file(tmp_path / "own.h5", MAX_THREADS=2) as f:
+        np.testing.assert_allclose(f.root.a.sum(axis=1), data.sum(axis=1), rtol=1e-12)
+    assert visited == []
+
+
+def test_a_block_that_does_not_decompress_names_its_chunk(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from hyperslab.chunked import blockvisit
+    from hyperslab.codecs import cframe, cframe_visit
+
+    data = np.arange(8 * 100 * 300, dtype=np.float64).reshape(8, 100, 300)
+    _plugin_file(tmp_path / "c.h5", data, (4, 100, 300))
+    calls: list[int] = []
+    original = cframe_visit.decompress_block
+
+    def second_fails(part: Any, into: np.ndarray) -> None:
+        calls.append(1)
+        if len(calls) == 2:
+            raise cframe.FrameError("damaged block")
+        original(part, into)
+
+    monkeypatch.setattr(blockvisit, "decompress_block", second_fails)
+    with hyperslab.open_file(tmp_path / "c.h5", MAX_THREADS=1) as f, \
+            pytest.raises(hyperslab.HDF5ExtError, match="damaged block"):
+        f.root.a.sum()

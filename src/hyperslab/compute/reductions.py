@@ -255,7 +255,7 @@ def _per_thread(source: Any, work: Callable[..., np.ndarray], axes: tuple[int, .
         ufunc(target, partial.astype(accumulator.dtype, copy=False), out=target,
               casting="unsafe")
 
-    for _ in _with_boxes(source, accumulate, axes):
+    for _ in _with_boxes(source, accumulate, axes, getattr(source, "visits_blocks", False)):
         pass
     return accumulators
 
@@ -306,16 +306,21 @@ def _finish(result: np.ndarray, axes: tuple[int, ...], keepdims: bool) -> Any:
     return result[()] if result.ndim == 0 else result
 
 
-def _with_boxes(source: Any, work: Callable[..., Any], axes: tuple[int, ...] = ()) -> Any:
+def _with_boxes(source: Any, work: Callable[..., Any], axes: tuple[int, ...] = (),
+                blockwise: bool = False) -> Any:
     """(box, work(box, data)) for every tile, in order, the tiles long along ``axes`` (the
     reduced ones).  The tiles may be reduced in other threads: they get the caller's NumPy
-    error handling (``np.errstate`` is per thread)."""
+    error handling (``np.errstate`` is per thread).  ``blockwise`` (sources with
+    ``visits_blocks``): ``work`` may be called on parts of tiles, as the source decodes
+    them, and the tiles yield None."""
     errors = np.geterr()
 
     def in_caller_state(box: tuple[tuple[int, int], ...], data: np.ndarray) -> Any:
         with np.errstate(**errors):
             return box, work(box, data)
 
+    if blockwise:
+        return source._map_tiles(in_caller_state, along=axes, blockwise=True)
     return source._map_tiles(in_caller_state, along=axes)
 
 
