@@ -20,6 +20,7 @@ from hyperslab._typing import AnyArray
 from hyperslab.chunked.engine import ChunkEngine, RawKind
 from hyperslab.chunked.regions import Box
 from hyperslab.chunked.scratch import scratch_bytes
+from hyperslab.codecs.blockshape import blocks_are_c_order
 from hyperslab.codecs.cframe import FrameError
 from hyperslab.codecs.cframe_blocks import scratch_block
 from hyperslab.codecs.cframe_visit import BlockParts, decompress_block, frame_block_parts
@@ -28,12 +29,17 @@ Visit = Callable[[Box, AnyArray], Any]
 
 
 def visits_blocks(engine: ChunkEngine) -> bool:
-    """Whether :func:`visit_chunks` may visit this dataset's chunks: Blosc2 chunks of a
-    native, plain dtype, on a file open read-only (read raw with ``os.pread``)."""
+    """Whether :func:`visit_chunks` should visit this dataset's chunks: Blosc2 chunks of a
+    native, plain dtype, on a file open read-only (read raw with ``os.pread``), the first
+    stored one in blocks that are not C-ordered slabs of it (other writers' chunks: those
+    of hyperslab decode straight into a tile in one call, which visiting does not beat)."""
     dataset, dtype = engine._dataset, engine._dtype
-    return (engine.kind is RawKind.BLOSC2 and engine._partial_decoding
+    if not (engine.kind is RawKind.BLOSC2 and engine._partial_decoding
             and dtype.isnative and not dtype.hasobject and dtype.kind in "biufc"
-            and dataset.raw_chunks().uses_pread)
+            and dataset.raw_chunks().uses_pread):
+        return False
+    chunks = engine._chunkshape
+    return not blocks_are_c_order(chunks, chunks, engine.blockshape)
 
 
 def visit_chunks(engine: ChunkEngine, grids: Sequence[tuple[int, ...]], visit: Visit
