@@ -105,30 +105,17 @@ def decode_blocks_into(
         False if the chunk's blocks cannot be decoded alone (then nothing was written):
         decode it whole.
     """
-    items_per_block = math.prod(blockshape)
     nitems = math.prod(shape)
-    if not items_per_block or not nitems or flat.nbytes % nitems:
+    if not nitems or flat.nbytes % nitems:
         return False
     itemsize = flat.nbytes // nitems
-    blocksize = items_per_block * itemsize
-    nbytes = CHUNK_HEAD.unpack_from(chunk, 0)[4]
-    streams = chunk_blocks(chunk, blocksize)
-    if streams is None:
-        return False
-    begins, ends = streams
-    grid = [-(-c // b) for c, b in zip(chunkshape, blockshape, strict=True)]
-    if math.prod(grid) * blocksize != nbytes:
+    parts = block_parts(chunk, shape, chunkshape, blockshape, itemsize)
+    if parts is None:
         return False
     target = _items(flat, itemsize).reshape(shape)
+    blocksize = math.prod(blockshape) * itemsize
     block: AnyArray | None = None
-    for number, corner in enumerate(itertools.product(*(range(g) for g in grid))):
-        box = tuple(slice(i * b, min((i + 1) * b, n))
-                    for i, b, n in zip(corner, blockshape, shape, strict=True))
-        if any(part.start >= part.stop for part in box):
-            continue  # a block of padding only
-        part = block_chunk(chunk, number, int(begins[number]), int(ends[number]), blocksize,
-                           nbytes)
-        assert part is not None  # block_ends found every block's streams in the chunk
+    for box, part in parts:
         place = target[box]
         if place.shape == blockshape and place.flags.c_contiguous:
             decompress(part, place.reshape(-1).view(np.uint8))
@@ -140,5 +127,36 @@ def decode_blocks_into(
     return True
 
 
-__all__ = ["PARTIAL_FILTERS", "SCRATCH_MAX", "chunk_blocks", "decode_blocks_into",
-           "scratch_block"]
+def block_parts(chunk: Any, shape: Shape, chunkshape: Shape, blockshape: Shape,
+                 itemsize: int) -> list[tuple[tuple[slice, ...], Any]] | None:
+    """Each block holding data of a b2nd chunk: its place in the array of ``shape``
+    (slices) and its one-block Blosc2 chunk, in the chunk's order; None if the blocks
+    cannot be decoded alone (checked before any is listed).  The arguments are those of
+    :func:`decode_blocks_into`."""
+    items_per_block = math.prod(blockshape)
+    if not items_per_block or not math.prod(shape) or itemsize < 1:
+        return None
+    blocksize = items_per_block * itemsize
+    nbytes = CHUNK_HEAD.unpack_from(chunk, 0)[4]
+    streams = chunk_blocks(chunk, blocksize)
+    if streams is None:
+        return None
+    begins, ends = streams
+    grid = [-(-c // b) for c, b in zip(chunkshape, blockshape, strict=True)]
+    if math.prod(grid) * blocksize != nbytes:
+        return None
+    parts = []
+    for number, corner in enumerate(itertools.product(*(range(g) for g in grid))):
+        box = tuple(slice(i * b, min((i + 1) * b, n))
+                    for i, b, n in zip(corner, blockshape, shape, strict=True))
+        if any(part.start >= part.stop for part in box):
+            continue  # a block of padding only
+        part = block_chunk(chunk, number, int(begins[number]), int(ends[number]), blocksize,
+                           nbytes)
+        assert part is not None  # block_ends found every block's streams in the chunk
+        parts.append((box, part))
+    return parts
+
+
+__all__ = ["PARTIAL_FILTERS", "SCRATCH_MAX", "block_parts", "chunk_blocks",
+           "decode_blocks_into", "scratch_block"]

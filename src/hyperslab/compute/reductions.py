@@ -4,11 +4,17 @@
 The array is streamed in chunk-aligned tiles of a few megabytes (decoded in parallel by the
 source, through the fast path where there is one); each tile is reduced by NumPy along the
 requested axes into a partial result the size of the tile's share of the output (small:
-it stays in cache), and the partials are combined into the result as they come, in tile
-order.  Only a few tiles are in memory at a time.
+it stays in cache).  The folds (sum, prod, min, max, any, all) of results up to
+:data:`PER_THREAD_MAX_BYTES` combine each partial in the thread that reduced the tile, into
+that thread's own accumulator, and the calling thread adds the few accumulators at the end;
+other partials are combined into the result in the calling thread, in tile order.  Only a
+few tiles are in memory at a time.
 
 Combining keeps NumPy's semantics: sums and products add and multiply partials (each tile
-summed pairwise by NumPy, so the error is that of NumPy's own blocked summation); ``min``
+summed pairwise by NumPy, so the error is that of NumPy's own blocked summation; per-thread
+accumulators change only the order partials are added in, so float sums may differ from
+run to run in the last bits, while integers, which wrap, ``min``/``max`` and booleans are
+exact); ``min``
 and ``max`` propagate NaNs; ``mean`` divides the sum by the count of elements (or of
 ``where`` elements); ``var``/``std`` merge per-tile counts, means and sums of squared
 deviations (Chan et al.'s pairwise update, exact in real arithmetic); ``argmin``/``argmax``
@@ -30,6 +36,7 @@ from __future__ import annotations
 
 import math
 import operator
+import threading
 from collections.abc import Callable
 from typing import Any
 
@@ -42,6 +49,12 @@ __all__ = ["OPERATIONS", "reduce"]
 
 OPERATIONS = ("sum", "prod", "mean", "std", "var", "min", "max", "any", "all", "argmin",
               "argmax")
+
+PER_THREAD_MAX_BYTES = 32 << 20
+"""Results (of sum, prod, min, max, any, all) up to this size are accumulated per thread
+of the pool, in the thread that reduced each tile (:func:`_per_thread`); bigger ones tile by
+tile in the calling thread, in order (a copy of a big result per thread costs more memory
+than the combining saves)."""
 
 _UFUNCS: dict[str, np.ufunc] = {
     "sum": np.add, "prod": np.multiply, "min": np.minimum, "max": np.maximum,
@@ -222,10 +235,48 @@ def _fold(source: Any, op: str, axes: tuple[int, ...], kept_shape: tuple[int, ..
                 local["initial"] = _neutral(op, data.dtype)
         return ufunc.reduce(data, axis=axes, keepdims=True, **local)
 
-    for box, partial in _with_boxes(source, work, axes):
-        target = result[_kept(box, axes)]
-        ufunc(target, partial.astype(combined, copy=False), out=target, casting="unsafe")
+    if math.prod(kept_shape) * combined.itemsize > PER_THREAD_MAX_BYTES:
+        for box, partial in _with_boxes(source, work, axes):
+            target = result[_kept(box, axes)]
+            ufunc(target, partial.astype(combined, copy=False), out=target, casting="unsafe")
+    else:
+        for partial in _per_thread(source, work, axes, lambda: _start(
+                op, ufunc, kept_shape, combined, None), ufunc):
+            ufunc(result, partial, out=result)
     return _finish(result.astype(result_dtype, copy=False), axes, keepdims)
+
+
+def _per_thread(source: Any, work: Callable[..., np.ndarray], axes: tuple[int, ...],
+                start: Callable[[], np.ndarray], ufunc: np.ufunc) -> list[np.ndarray]:
+    """Every tile's ``work`` combined by ``ufunc`` into a result-shaped accumulator of the
+    thread that reduced the tile (``start()``: a new one, holding the ufunc's identity), in
+    that thread; the accumulators, one per thread that took part.
+
+    The calling thread then only combines these few: it no longer adds every tile's
+    partial while the pool waits for it (a sum along axis 0 of a ``(500, 500, 500)``
+    array has 125 partials of 2 MB).  Integer sums and products wrap and ``min``/``max``
+    are exact in any order; float sums and products add the same partials in another
+    order (each thread's tiles in its order, then the threads'), which only changes the
+    rounding, as NumPy's own blocking of a sum does.
+    """
+    accumulators: list[np.ndarray] = []
+    mine = threading.local()
+    created = threading.Lock()
+
+    def accumulate(box: tuple[tuple[int, int], ...], data: Any) -> None:
+        partial = work(box, data)
+        accumulator = getattr(mine, "accumulator", None)
+        if accumulator is None:
+            accumulator = mine.accumulator = start()
+            with created:
+                accumulators.append(accumulator)
+        target = accumulator[_kept(box, axes)]
+        ufunc(target, partial.astype(accumulator.dtype, copy=False), out=target,
+              casting="unsafe")
+
+    for _ in _with_boxes(source, accumulate, axes, getattr(source, "visits_blocks", False)):
+        pass
+    return accumulators
 
 
 def _uniform_fold(op: str, ufunc: np.ufunc, tile: Uniform, axes: tuple[int, ...],
@@ -274,16 +325,21 @@ def _finish(result: np.ndarray, axes: tuple[int, ...], keepdims: bool) -> Any:
     return result[()] if result.ndim == 0 else result
 
 
-def _with_boxes(source: Any, work: Callable[..., Any], axes: tuple[int, ...] = ()) -> Any:
+def _with_boxes(source: Any, work: Callable[..., Any], axes: tuple[int, ...] = (),
+                blockwise: bool = False) -> Any:
     """(box, work(box, data)) for every tile, in order, the tiles long along ``axes`` (the
     reduced ones).  The tiles may be reduced in other threads: they get the caller's NumPy
-    error handling (``np.errstate`` is per thread)."""
+    error handling (``np.errstate`` is per thread).  ``blockwise`` (sources with
+    ``visits_blocks``): ``work`` may be called on parts of tiles, as the source decodes
+    them, and the tiles yield None."""
     errors = np.geterr()
 
     def in_caller_state(box: tuple[tuple[int, int], ...], data: np.ndarray) -> Any:
         with np.errstate(**errors):
             return box, work(box, data)
 
+    if blockwise:
+        return source._map_tiles(in_caller_state, along=axes, blockwise=True)
     return source._map_tiles(in_caller_state, along=axes)
 
 

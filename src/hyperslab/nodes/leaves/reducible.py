@@ -7,6 +7,7 @@ compute); this module and :mod:`.tablecols` supply the tiles (:class:`LeafTiles`
 
 from __future__ import annotations
 
+import itertools
 import math
 import threading
 from collections.abc import Callable, Iterator, Sequence
@@ -17,6 +18,7 @@ import numpy as np
 from hyperslab._typing import AnyArray
 from hyperslab.chunked import tiles as tiling
 from hyperslab.chunked.access import read_selection
+from hyperslab.chunked.blockvisit import visit_chunks, visits_blocks
 from hyperslab.chunked.engine import RawKind
 from hyperslab.chunked.ordered import in_order
 from hyperslab.chunked.regions import Box
@@ -101,14 +103,23 @@ class LeafTiles:
         dtype = leaf._dataset.dtype
         self.dtype = dtype.newbyteorder("=") if dtype.byteorder not in "=|" else dtype
 
+    visits_blocks = True
+    """``_map_tiles`` takes ``blockwise`` (see :mod:`hyperslab.compute.reductions`)."""
+
     def _map_tiles(self, work: Callable[[Box, Any], Result],
-                   target_bytes: int | None = None, along: Sequence[int] = ()
-                   ) -> Iterator[Result]:
+                   target_bytes: int | None = None, along: Sequence[int] = (),
+                   blockwise: bool = False) -> Iterator[Result | None]:
         """``work(box, data)`` for every tile (of about ``target_bytes``, by default
         :data:`hyperslab.chunked.tiles.TILE_BYTES`, grown along the axes ``along`` first),
         in the pool's threads; results in C order.  ``data`` is an array, or a
         :class:`~hyperslab.chunked.tiles.Uniform` for a slab of chunks never written when
-        most of the dataset's chunks were never written."""
+        most of the dataset's chunks were never written.
+
+        ``blockwise``: ``work`` may instead be called on parts of a tile, in the thread
+        that reads the tile: each block of the chunks decoded block by block
+        (:func:`hyperslab.chunked.blockvisit.visit_chunks`, no copy of the tile written),
+        the rest of the tile chunk by chunk.  Its results are then dropped (``work``
+        keeps what it needs) and each tile yields None."""
         leaf = self._leaf
         dataset, engine = leaf._dataset, leaf._engine
         shape = self.shape
@@ -130,7 +141,12 @@ class LeafTiles:
         owner = threading.get_ident()  # pool threads read for the caller
         uniform = None if slabs is None else {box for box, written in slabs if not written}
 
-        def task(box: Box) -> Result:
+        by_blocks = blockwise and slabs is None and visits_blocks(engine)
+
+        def task(box: Box) -> Result | None:
+            if by_blocks:
+                _visit_tile(leaf, box, work, buffers, owner)
+                return None
             if uniform is not None and box in uniform:
                 assert fill is not None
                 return work(box, tiling.Uniform(fill, tuple(hi - lo for lo, hi in box)))
@@ -142,6 +158,22 @@ class LeafTiles:
                 yield task(box)
             return
         yield from in_order(engine.pool, task, ((box,) for box in boxes), 2 * engine.workers)
+
+
+def _visit_tile(leaf: Leaf, box: Box, work: Callable[[Box, Any], Any],
+                buffers: threading.local, owner: int) -> None:
+    """``work`` on the blocks of the chunks of ``box`` (a tile: whole chunks, cut at the
+    dataset's edge) that are decoded block by block, and on each other chunk whole."""
+    chunks = tuple(int(c) for c in leaf._dataset.chunks or ())  # Blosc2: chunked
+    grids = list(itertools.product(*(range(lo // c, -(-hi // c))
+                                      for (lo, hi), c in zip(box, chunks, strict=True))))
+    with leaf._shared(owner):
+        others = visit_chunks(leaf._engine, grids, work)
+    for grid in others:
+        part = tuple((max(lo, g * c), min(hi, (g + 1) * c))
+                     for (lo, hi), g, c in zip(box, grid, chunks, strict=True))
+        key = tuple(slice(lo, hi) for lo, hi in part)
+        work(part, read_leaf_box(leaf, key, True, buffers, owner))
 
 
 Slabs = list[tuple[Box, bool]]
