@@ -56,7 +56,8 @@ def _operands(expr: Any) -> dict[str, tuple[Any, Shape]] | None:
     """Each operand's leaf and corner, if the expression qualifies (module docstring)."""
     shape = tuple(expr.shape)
     if (expr._kwargs or expr.dtype != FUSED_DTYPE or not shape or 0 in shape
-            or expr._input_range() != (0, shape[0], 1)):
+            or expr.maindim is None
+            or expr._input_range() != (0, shape[expr.maindim], 1)):
         return None
     placed: dict[str, tuple[Any, Shape]] = {}
     chunkshapes = set()
