@@ -9,6 +9,7 @@ to be refused (then the tile route gives the answer).
 
 from __future__ import annotations
 
+import shutil
 import threading
 from pathlib import Path
 from typing import Any
@@ -106,9 +107,13 @@ def test_sums_and_means_match_numexpr(path: Path, expression: str) -> None:
 
 
 @pytest.mark.usefixtures("tiles_refused")
-def test_unfiltered_arrays(path: Path) -> None:
-    """Unfiltered chunks go to python-blosc2 as Blosc2 chunks of copied bytes."""
-    with hyperslab.open_file(path) as f:
+@pytest.mark.parametrize("mode", ["r", "a"])
+def test_unfiltered_arrays(path: Path, mode: str, tmp_path: Path) -> None:
+    """Unfiltered chunks go to python-blosc2 as Blosc2 chunks of copied bytes (read into a
+    buffer with room for the chunk header on read-only files, copied there otherwise)."""
+    if mode == "a":
+        path = Path(shutil.copy(path, tmp_path / "copy.h5"))
+    with hyperslab.open_file(path, mode) as f:
         expr = hyperslab.Expr("a * 2 + sin(b)", {"a": f.root.plain_a, "b": f.root.plain_b})
         got = expr.sum()
     _assert_close(got, _expected("a * 2 + sin(b)", a=A, b=B), float(np.abs(A).sum() * 3))

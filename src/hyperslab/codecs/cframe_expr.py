@@ -26,6 +26,7 @@ expression itself.
 from __future__ import annotations
 
 import ast
+import functools
 import math
 import threading
 from collections.abc import Mapping, Sequence
@@ -38,7 +39,7 @@ from hyperslab.codecs.blockshape import ext_shape
 from hyperslab.codecs.cframe import FrameLayout, _blosc2, _byte_view, _decompress, parse_frame
 from hyperslab.codecs.cframe_check import FrameError
 
-__all__ = ["FUSED_DTYPE", "StoredChunks", "fused_sum", "miniexpr_compiles", "plain_blockshape",
+__all__ = ["FUSED_DTYPE", "HEADROOM", "StoredChunks", "fused_sum", "miniexpr_compiles", "plain_blockshape",
            "same_as_numexpr"]
 
 FUSED_DTYPE: Final = np.dtype(np.float64)
@@ -236,10 +237,33 @@ class StoredChunks(NamedTuple):
     """An operand's stored chunks, in the C order of the chunk grid of its box."""
 
     chunks: Sequence[Any]
-    """The bytes HDF5 stores for each chunk (Blosc2 frames, or the items themselves)."""
+    """The bytes HDF5 stores for each chunk (Blosc2 frames, or the items themselves),
+    each after ``headroom`` bytes free for the caller."""
     plain: bool
     """Whether the chunks are unfiltered (the items in C order, as HDF5 stores them
     without filters), else Blosc2 frames."""
+    headroom: int = 0
+    """Writable bytes before each chunk's own (unfiltered chunks only: room for the
+    header that makes it a Blosc2 chunk, :data:`HEADROOM`)."""
+
+
+HEADROOM: Final = 32
+"""The header of a Blosc2 chunk of copied (uncompressed) bytes."""
+
+
+@functools.lru_cache(maxsize=64)
+def _copied_chunk_header(nbytes: int, blocksize: int, typesize: int) -> bytes | None:
+    """The header Blosc2 gives a chunk of ``nbytes`` stored uncompressed in blocks of
+    ``blocksize`` (the same for every such chunk), or None if it is not that."""
+    b2 = _blosc2()
+    sample = (np.arange(nbytes, dtype=np.uint32) % 251).astype(np.uint8)
+    chunk = b2.compress2(sample, typesize=typesize, clevel=0, blocksize=blocksize,
+                         splitmode=b2.SplitMode.NEVER_SPLIT, nthreads=1)
+    sizes = b2.get_cbuffer_sizes(chunk) if hasattr(b2, "get_cbuffer_sizes") else None
+    if len(chunk) != nbytes + HEADROOM or bytes(chunk[HEADROOM:]) != sample.tobytes() \
+            or (sizes is not None and tuple(sizes)[:2] != (nbytes, nbytes + HEADROOM)):
+        return None
+    return bytes(chunk[:HEADROOM])
 
 
 def plain_blockshape(chunkshape: Shape, itemsize: int) -> Shape | None:
@@ -260,22 +284,30 @@ def plain_blockshape(chunkshape: Shape, itemsize: int) -> Shape | None:
 
 
 def _plain_ndarray(b2: Any, chunks: Sequence[Any], shape: Shape, chunkshape: Shape,
-                   nthreads: int) -> tuple[Any, Shape] | None:
+                   nthreads: int, headroom: int) -> tuple[Any, Shape] | None:
     """An ``NDArray`` of ``shape`` whose chunks are unfiltered chunks as Blosc2 chunks of
     copied bytes (no compression), and its block shape; None where that does not apply."""
     itemsize = FUSED_DTYPE.itemsize
     blockshape = plain_blockshape(chunkshape, itemsize)
     nbytes = math.prod(chunkshape) * itemsize
-    if blockshape is None or any(len(memoryview(c).cast("B")) != nbytes for c in chunks):
+    views = [_byte_view(c) for c in chunks]
+    if blockshape is None or any(v.nbytes != nbytes + headroom for v in views):
         return None
     array = b2.uninit(shape, FUSED_DTYPE, chunks=chunkshape, blocks=blockshape,
                       cparams=b2.CParams(nthreads=nthreads), dparams=b2.DParams(nthreads=nthreads))
-    if array.schunk.nchunks != len(chunks):
+    if array.schunk.nchunks != len(views):
         return None
     blocksize = math.prod(blockshape) * itemsize
-    for number, chunk in enumerate(chunks):
-        stored = b2.compress2(chunk, typesize=itemsize, clevel=0, blocksize=blocksize,
-                              splitmode=b2.SplitMode.NEVER_SPLIT, nthreads=1)
+    header = _copied_chunk_header(nbytes, blocksize, itemsize) if headroom == HEADROOM \
+        else None
+    for number, view in enumerate(views):
+        if header is not None and not view.readonly:
+            view[:HEADROOM] = header  # the chunk as Blosc2 stores it, without a copy
+            stored: Any = view
+        else:
+            stored = b2.compress2(view[headroom:], typesize=itemsize, clevel=0,
+                                  blocksize=blocksize, splitmode=b2.SplitMode.NEVER_SPLIT,
+                                  nthreads=1)
         array.schunk.update_chunk(number, stored)
     return array, blockshape
 
@@ -321,7 +353,8 @@ def fused_sum(expression: str, operands: Mapping[str, StoredChunks], shape: Shap
     blockshape: Shape | None = None
     for name, stored in operands.items():
         if stored.plain:
-            made = _plain_ndarray(b2, stored.chunks, shape, chunkshape, nthreads)
+            made = _plain_ndarray(b2, stored.chunks, shape, chunkshape, nthreads,
+                                  stored.headroom)
         else:
             made = _ndarray(b2, stored.chunks, shape, chunkshape, blockshape, nthreads)
         if made is None:

@@ -109,8 +109,8 @@ def expression_sum(expr: Any) -> np.float64 | None:
         length = min(rows, shape[0] - first)
         group_shape = (length, *shape[1:])
         frames: dict[str, StoredChunks] = {}
-        for name, (leaf, corner) in placed.items():
-            found = stored_frames(leaf, (corner[0] + first, *corner[1:]), group_shape)
+        for slot, (name, (leaf, corner)) in enumerate(placed.items()):
+            found = stored_frames(leaf, (corner[0] + first, *corner[1:]), group_shape, slot)
             if found is None:
                 return None
             frames[name] = found
