@@ -39,8 +39,8 @@ from hyperslab.codecs.blockshape import ext_shape
 from hyperslab.codecs.cframe import FrameLayout, _blosc2, _byte_view, _decompress, parse_frame
 from hyperslab.codecs.cframe_check import FrameError
 
-__all__ = ["FUSED_DTYPE", "HEADROOM", "StoredChunks", "fused_sum", "miniexpr_compiles", "plain_blockshape",
-           "same_as_numexpr"]
+__all__ = ["FUSED_DTYPE", "HEADROOM", "StoredChunks", "fused_sum", "miniexpr_compiles",
+           "plain_blockshape", "same_as_numexpr"]
 
 FUSED_DTYPE: Final = np.dtype(np.float64)
 """The one operand and result dtype summed here."""
