@@ -56,6 +56,7 @@ _SCRATCH: Final = threading.local()
 """Each thread's buffer for checking that chunks decompress."""
 
 
+@functools.cache
 def _usable_blosc2() -> Any | None:
     """python-blosc2 if it has miniexpr reductions (checked once), else None."""
     b2 = _blosc2()
