@@ -203,6 +203,18 @@ def test_refused_cases_take_the_tile_route(path: Path, fused_refused: list[str],
     assert fused_refused == []
 
 
+def test_refused_expressions_read_no_chunk(path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """An expression python-blosc2 would not compute as numexpr is refused before any
+    chunk is read for it."""
+    def refuse(*args: Any, **kwargs: Any) -> Any:
+        raise AssertionError("chunks read for an expression that cannot be fused")
+
+    monkeypatch.setattr(fusedsum, "stored_frames", refuse)
+    with hyperslab.open_file(path) as f:
+        got = hyperslab.Expr("a % 3", {"a": f.root.a}).sum()
+    np.testing.assert_allclose(got, np.sum(ne.evaluate("a % 3", {"a": A})), rtol=1e-12)
+
+
 def test_allocator_tuned_by_the_environment(path: Path, fused_refused: list[str],
                                             monkeypatch: pytest.MonkeyPatch) -> None:
     """dask.distributed's workers set MALLOC_TRIM_THRESHOLD_: the tile route is used."""

@@ -39,7 +39,7 @@ from hyperslab.codecs.blockshape import ext_shape
 from hyperslab.codecs.cframe import FrameLayout, _blosc2, _byte_view, _decompress, parse_frame
 from hyperslab.codecs.cframe_check import FrameError
 
-__all__ = ["FUSED_DTYPE", "HEADROOM", "StoredChunks", "fused_sum", "miniexpr_compiles",
+__all__ = ["FUSED_DTYPE", "HEADROOM", "StoredChunks", "fusable", "fused_sum", "miniexpr_compiles",
            "plain_blockshape", "same_as_numexpr"]
 
 FUSED_DTYPE: Final = np.dtype(np.float64)
@@ -163,6 +163,12 @@ def miniexpr_compiles(expression: str, names: Sequence[str]) -> bool:
     except Exception:  # any refusal means "not compiled"
         return False
     return dtype is not None and np.dtype(dtype) == FUSED_DTYPE
+
+
+def fusable(expression: str, names: Sequence[str]) -> bool:
+    """Whether :func:`fused_sum` can sum ``expression`` over float64 operands ``names``:
+    :func:`same_as_numexpr` and :func:`miniexpr_compiles` (before any chunk is read)."""
+    return same_as_numexpr(expression, names) and miniexpr_compiles(expression, names)
 
 
 def _blockshape(layout: FrameLayout, chunkshape: Shape, itemsize: int) -> Shape | None:
@@ -345,8 +351,7 @@ def fused_sum(expression: str, operands: Mapping[str, StoredChunks], shape: Shap
     """
     b2 = _usable_blosc2()
     names = list(operands)
-    if b2 is None or not operands or not same_as_numexpr(expression, names) \
-            or not miniexpr_compiles(expression, names):
+    if b2 is None or not operands or not fusable(expression, names):
         return None
     if len({stored.plain for stored in operands.values()}) != 1:
         return None

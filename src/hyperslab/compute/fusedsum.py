@@ -26,8 +26,8 @@ from hyperslab._typing import Shape
 from hyperslab.codecs.cframe_expr import (
     FUSED_DTYPE,
     StoredChunks,
+    fusable,
     fused_sum,
-    miniexpr_compiles,
 )
 from hyperslab.nodes.leaves.storedframes import aligned_box, stored_frames
 
@@ -70,7 +70,7 @@ def _operands(expr: Any) -> dict[str, tuple[Any, Shape]] | None:
             return None
         chunkshapes.add(tuple(leaf.chunkshape))
         placed[name] = where
-    if len(chunkshapes) != 1 or not miniexpr_compiles(expr.expression, list(placed)):
+    if len(chunkshapes) != 1 or not fusable(expr.expression, list(placed)):
         return None
     return placed
 
