@@ -47,7 +47,7 @@ _HEADER_MINLEN: Final = 87
 _FRAME_MINLEN: Final = 112  # smallest header and trailer
 
 
-def is_checked_block(chunk: Any) -> bool:
+def is_checked_block(chunk: Any, max_nbytes: int = GLOBAL_MAX_NBYTES) -> bool:
     """Whether `chunk` is one small full block whose streams all lie inside it.
 
     The streams are walked as Blosc2 reads them, so Blosc2's global context (which is
@@ -59,6 +59,9 @@ def is_checked_block(chunk: Any) -> bool:
     ----------
     chunk : bytes or memoryview
         Exactly the chunk's bytes.
+    max_nbytes : int
+        The largest block taken (:data:`GLOBAL_MAX_NBYTES` unless the caller accepts
+        holding the GIL longer).
     """
     cbytes = len(chunk)
     if cbytes < CHUNK_EXTLEN + 4:
@@ -69,7 +72,7 @@ def is_checked_block(chunk: Any) -> bool:
     if (
         flags & 0x05 != 0x05
         or header_cbytes != cbytes
-        or not 0 < nbytes == blocksize <= GLOBAL_MAX_NBYTES
+        or not 0 < nbytes == blocksize <= max_nbytes
         or typesize == 0
         or flags2
         or flags3

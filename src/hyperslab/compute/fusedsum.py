@@ -17,12 +17,12 @@ tiles with numexpr as before.
 from __future__ import annotations
 
 import math
-import os
 from typing import Any, Final
 
 import numpy as np
 
 from hyperslab._typing import Shape
+from hyperslab.codecs.allocator import allocator_returns_memory
 from hyperslab.codecs.cframe_expr import (
     FUSED_DTYPE,
     StoredChunks,
@@ -31,14 +31,11 @@ from hyperslab.codecs.cframe_expr import (
 )
 from hyperslab.nodes.leaves.storedframes import aligned_box, stored_frames
 
-__all__ = ["GROUP_BYTES", "allocator_returns_memory", "expression_sum"]
+__all__ = ["GROUP_BYTES", "expression_sum"]
 
 GROUP_BYTES: Final = 64 << 20
 """Uncompressed bytes of the chunk rows handed to python-blosc2 in one call (at least one
 row of chunks)."""
-
-
-_ALLOCATOR_VARIABLES: Final = ("MALLOC_TRIM_THRESHOLD_", "MALLOC_MMAP_THRESHOLD_")
 
 
 def _placement(value: Any) -> tuple[Any, Shape] | None:
@@ -75,23 +72,16 @@ def _operands(expr: Any) -> dict[str, tuple[Any, Shape]] | None:
     return placed
 
 
-def allocator_returns_memory() -> bool:
-    """Whether glibc's allocator was tuned by the environment (``MALLOC_TRIM_THRESHOLD_``,
-    ``MALLOC_MMAP_THRESHOLD_``: dask.distributed sets the first in its workers).  Either
-    fixes the threshold over which allocations are fresh pages from the system; python-blosc2
-    allocates buffers of a block for every block it evaluates, and such pages made the
-    fused sum slower than numexpr's tiles (which reuse their buffers) in distributed's
-    workers."""
-    return any(name in os.environ for name in _ALLOCATOR_VARIABLES)
-
-
 def expression_sum(expr: Any) -> np.float64 | None:
     """The sum of ``expr``'s values computed by python-blosc2 over its operands' stored
     chunks, or None where that does not apply (see the module docstring).
 
     python-blosc2 evaluates in as many threads as the first operand's File has workers,
     also within a Dask task: it holds the GIL while it works, so tasks of one process do
-    not evaluate at once.
+    not evaluate at once.  Not where the allocator returns freed memory at once
+    (:mod:`hyperslab.codecs.allocator`): miniexpr allocates buffers for every block, and
+    such pages made it slower than numexpr's tiles (which reuse theirs) in
+    dask.distributed's workers.
     """
     if allocator_returns_memory():
         return None
