@@ -16,6 +16,7 @@ import pytest
 
 import hyperslab
 from hyperslab.chunked.engine import ChunkEngine
+from hyperslab.chunked.frameaudit import FrameAudit
 from hyperslab.errors import ClosedNodeError
 from hyperslab.storage import preads
 
@@ -136,3 +137,25 @@ def test_closed_nodes_and_files_refuse_reads(tmp_path: Path) -> None:
     f.close()
     with pytest.raises(ClosedNodeError):
         arr[2]
+
+
+@pytest.mark.parametrize("kind", list(FILTERS))
+def test_single_items_leave_the_frame_audit_unmade(tmp_path: Path, kind: str) -> None:
+    """The audit of Blosc2 frames (for reads through HDF5's filter) is made at the first
+    read that needs it, not with the engine: single items never do."""
+    path = tmp_path / "a.h5"
+    data = _data("<f8", 60)
+    _write(path, data, kind, chunk=8)
+    with hyperslab.open_file(path, "r") as f:
+        arr: Any = f.root.a
+        assert [arr[i] for i in (5, 17, -1)] == [data[5], data[17], data[-1]]
+        engine = arr._engine
+        assert engine._audit is None
+        assert engine.filter_decodes(None) is True  # h5py's filter decodes these frames
+        assert (engine._audit is not None) is (kind == "blosc2")
+        if kind == "blosc2":
+            assert isinstance(engine._audit, FrameAudit)
+            audit = engine._audit
+            assert engine.filter_decodes((slice(3, 40),)) is True
+            assert engine._audit is audit  # made once
+        np.testing.assert_array_equal(arr[3:40], data[3:40])

@@ -12,7 +12,6 @@ small, repeated updates.
 
 from __future__ import annotations
 
-import enum
 import math
 import threading
 from collections import OrderedDict
@@ -35,6 +34,8 @@ from hyperslab.chunked.gather import (
 )
 from hyperslab.chunked.ordered import batches, in_order
 from hyperslab.chunked.pointchunks import DecodedBlocks, PointChunk
+from hyperslab.chunked.rawkind import RawKind as RawKind
+from hyperslab.chunked.rawkind import raw_kind as raw_kind
 from hyperslab.chunked.regions import Box, box_of, byte_runs
 from hyperslab.chunked.scratch import blocked_scratch, scratch_bytes, scratch_chunk
 from hyperslab.codecs import cframe
@@ -48,7 +49,6 @@ from hyperslab.codecs.cframe_region import (
     load_frame_structure,
 )
 from hyperslab.codecs.deflate import DeflateError, DeflatePipeline
-from hyperslab.codecs.ids import BLOSC2 as BLOSC2_ID
 from hyperslab.errors import HDF5ExtError, NoSuchChunkError
 from hyperslab.storage.datasets import Dataset
 from hyperslab.storage.preads import SparseChunk
@@ -96,36 +96,6 @@ files)."""
 _TASKS_PER_SLOT = 4
 """A gather of many chunks is cut into about this many pool tasks per task in flight (a
 task per chunk costs more than reading a chunk's few selected items)."""
-
-
-class RawKind(enum.Enum):
-    """How a dataset's chunks are stored, as far as the engine is concerned."""
-
-    PLAIN = "plain"
-    """No filter: a chunk's bytes are its elements in C order."""
-    BLOSC2 = "blosc2"
-    """Blosc2 is the only filter: a chunk is a Blosc2 frame (b2nd for rank 2..8)."""
-    DEFLATE = "deflate"
-    """``[deflate]`` or ``[shuffle, deflate]`` (PyTables' zlib): reads of many chunks only
-    (see :class:`~hyperslab.codecs.deflate.DeflatePipeline`)."""
-
-
-def raw_kind(dataset: Dataset) -> RawKind | None:
-    """Tell whether the engine can serve ``dataset``, and how (None: HDF5's path only)."""
-    dtype = dataset.dtype
-    if dataset.chunks is None or dataset.is_scalar or dataset.is_null or dtype.hasobject:
-        return None
-    if not dataset.raw_itemsize_matches:
-        return None  # HDF5 converts this type (e.g. long doubles): its raw bytes are not ours
-    steps = dataset.pipeline()
-    if not steps:
-        return RawKind.PLAIN
-    if len(steps) == 1 and steps[0].filter_id == BLOSC2_ID:
-        return RawKind.BLOSC2
-    # Not strings: h5py cuts them at their first NUL (null-terminated in the file).
-    plain_strings = dtype.base.kind == "S" and dtype.fields is None
-    deflate = DeflatePipeline.from_steps(steps) is not None and not plain_strings
-    return RawKind.DEFLATE if deflate else None
 
 
 class ChunkEngine(ChunkWrites):
@@ -188,9 +158,9 @@ class ChunkEngine(ChunkWrites):
         self._frames: OrderedDict[tuple[int, ...], PointChunk] = OrderedDict()
         self._frames_bytes = 0
         self._frames_lock = threading.Lock()
-        # Frames HDF5's filter decodes right, for the reads that go through it.
-        self._audit = (FrameAudit(dataset, self._chunkshape) if self.kind is RawKind.BLOSC2
-                       else None)
+        # Frames HDF5's filter decodes right, for the reads that go through it (Blosc2:
+        # made at the first such read, see filter_decodes; single items never need it).
+        self._audit: FrameAudit | None = None
 
     # ------------------------------------------------------------------ helpers
     @property
@@ -754,7 +724,14 @@ class ChunkEngine(ChunkWrites):
         ``h5key`` (None: the whole dataset) touches; else :meth:`read_gather` must read it
         (see :mod:`~hyperslab.chunked.frameaudit`)."""
         audit = self._audit
-        return audit is None or audit.vouches(h5key)
+        if audit is None:
+            if self.kind is not RawKind.BLOSC2:
+                return True
+            with self._frames_lock:  # threads reading at once share one audit
+                audit = self._audit
+                if audit is None:
+                    audit = self._audit = FrameAudit(self._dataset, self._chunkshape)
+        return audit.vouches(h5key)
 
     def serves_key(self, h5key: Sequence[Any]) -> bool:
         """Whether :meth:`read_gather` beats HDF5's filter pipeline for ``h5key``.
