@@ -22,6 +22,7 @@ costs 2.8 ms, with no new memory.  Each block is cut out as a one-block Blosc2 c
 
 from __future__ import annotations
 
+import functools
 import itertools
 import math
 import threading
@@ -146,16 +147,27 @@ def block_parts(chunk: Any, shape: Shape, chunkshape: Shape, blockshape: Shape,
     if math.prod(grid) * blocksize != nbytes:
         return None
     parts = []
-    for number, corner in enumerate(itertools.product(*(range(g) for g in grid))):
-        box = tuple(slice(i * b, min((i + 1) * b, n))
-                    for i, b, n in zip(corner, blockshape, shape, strict=True))
-        if any(part.start >= part.stop for part in box):
-            continue  # a block of padding only
+    for number, box in _block_boxes(tuple(shape), tuple(blockshape), tuple(grid)):
         part = block_chunk(chunk, number, int(begins[number]), int(ends[number]), blocksize,
                            nbytes)
         assert part is not None  # block_ends found every block's streams in the chunk
         parts.append((box, part))
     return parts
+
+
+@functools.lru_cache(maxsize=64)
+def _block_boxes(shape: Shape, blockshape: Shape, grid: Shape
+                 ) -> tuple[tuple[int, tuple[slice, ...]], ...]:
+    """The number and place (slices of the array of ``shape``) of each block of the
+    ``grid`` that holds data: the same for every chunk of a dataset but its edge ones,
+    listed once (a chunk of 8 blocks took 20 us of Python)."""
+    boxes = []
+    for number, corner in enumerate(itertools.product(*(range(g) for g in grid))):
+        box = tuple(slice(i * b, min((i + 1) * b, n))
+                    for i, b, n in zip(corner, blockshape, shape, strict=True))
+        if all(part.start < part.stop for part in box):  # not a block of padding only
+            boxes.append((number, box))
+    return tuple(boxes)
 
 
 __all__ = ["PARTIAL_FILTERS", "SCRATCH_MAX", "block_parts", "chunk_blocks",
