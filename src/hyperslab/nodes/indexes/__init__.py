@@ -3,7 +3,8 @@
 This is "the index" of the nodes layer: the sizes PyTables derives from the expected rows
 (``sizes``), the groups and arrays of each kind (``layout``), clean/dirty state (``state``),
 writing slices (``writer``), sorting out of core (``sort``, ``progress``), building from a
-column (``build``) and reading bounds, sorted values and row numbers (``store``).  The
+column (``build``), reading bounds, sorted values and row numbers (``store``) and proving a
+table's rows stored in an index's order (``order``).  The
 column an index is built from is seen through the protocols of
 :mod:`~hyperslab.nodes.indexes.source`.  It may import :mod:`~hyperslab.nodes.leaves`,
 :mod:`~hyperslab.nodes.tree`, :mod:`~hyperslab.nodes.atoms` and the layers below; which

@@ -97,15 +97,17 @@ class QueryableTable:
     def to_dask(
         self, columns: Sequence[str] | str | None = None, where: str | None = None,
         chunksize: int | None = None, condvars: dict[str, Any] | None = None,
+        index: str | None = None,
     ) -> Any:
         """A dask dataframe of this table, one partition per range of whole table chunks.
 
         Each task reads its rows (or, with ``where``, runs the condition on them as an
         in-kernel or indexed query) and keeps ``columns``; nested columns are flattened
         under their path names (``'info/x'``).  The index is the row number, so the
-        divisions are known, filtered or not.  The graph holds this table, which pickles
-        when its file is open read-only, so it runs on ``dask.distributed`` clusters of
-        processes too.  See ``docs/dask.md``.
+        divisions are known, filtered or not; or, with ``index``, a column, and the
+        divisions are known when its index proves the rows stored in its order.  The
+        graph holds this table, which pickles when its file is open read-only, so it runs
+        on ``dask.distributed`` clusters of processes too.  See ``docs/dask.md``.
 
         Parameters
         ----------
@@ -120,6 +122,17 @@ class QueryableTable:
             as fit in Dask's ``array.chunk-size`` config (128 MiB by default).
         condvars : dict, optional
             Values of the condition's non-column variables (they must pickle).
+        index : str, optional
+            A leaf column (path name) to index the dataframe by, instead of the row
+            number; it is then no data column unless ``columns`` names it.  The divisions
+            are known (the column's values at each partition's first row and at the last
+            row) when the column has a clean, completely sorted full index
+            (``create_csindex()``) showing the rows stored in the column's order (its
+            values never decrease): ties may come in any order in the index, NaNs rule it
+            out.  Partitions whose boundary falls inside a run of equal values are
+            merged, so each value is in one partition.  Otherwise (no such index, a dirty
+            or stale one, unsorted rows) the divisions are unknown.  An extension of
+            hyperslab's (``to_dask`` is not PyTables').
 
         Returns
         -------
@@ -130,9 +143,12 @@ class QueryableTable:
         ImportError
             If dask's dataframes are not installed (``pip install 'dask[dataframe]'``).
         KeyError
-            If a name of ``columns`` is no column.
+            If a name of ``columns``, or ``index``, is no column.
         ValueError
-            If a chosen column has array cells, or ``chunksize`` is not positive.
+            If a chosen column or ``index`` has array cells, ``index`` is a nested group of
+            columns, or ``chunksize`` is not positive.
+        TypeError
+            If ``index`` is not a string.
         NameError, TypeError, SyntaxError
             As :meth:`read_where`, for a bad ``where`` (raised here, not in the tasks).
 
@@ -148,10 +164,19 @@ class QueryableTable:
         ...     df = f.root.t.to_dask(where="a % 3 == 0", chunksize=4)
         ...     print(df.divisions, df.b.sum().compute())
         (0, 4, 8, 9) 9.0
+
+        The same table indexed by ``a``, which is stored sorted (a CSI index proves it):
+
+        >>> with hyperslab.open_file(path, "a") as f:
+        ...     _ = f.root.t.cols.a.create_csindex()
+        >>> with hyperslab.open_file(path) as f:
+        ...     df = f.root.t.to_dask(index="a", chunksize=4)
+        ...     print(df.divisions, df.loc[3:5].b.sum().compute())
+        (0, 4, 8, 9) 6.0
         """
         from hyperslab.compute.daskio.tables import table_to_dask
 
-        return table_to_dask(self, columns, where, chunksize, condvars)
+        return table_to_dask(self, columns, where, chunksize, condvars, index)
 
     def _required_expr_vars(
         self, expression: str, uservars: dict[str, Any] | None, depth: int = 1
