@@ -8,6 +8,9 @@ order, so chunks are decoded block by block).
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -50,12 +53,12 @@ def _count_contexts(monkeypatch: pytest.MonkeyPatch) -> dict[str, int]:
     return counts
 
 
-@pytest.mark.parametrize("variable", ["MALLOC_TRIM_THRESHOLD_", "MALLOC_MMAP_THRESHOLD_"])
+@pytest.mark.parametrize("environment", [
+    {"MALLOC_TRIM_THRESHOLD_": "65536"}, {"MALLOC_MMAP_THRESHOLD_": "131072"},
+    {"GLIBC_TUNABLES": "glibc.malloc.trim_threshold=65536"}])
 def test_blocks_decode_in_the_global_context(path: Path, monkeypatch: pytest.MonkeyPatch,
-                                             variable: str) -> None:
-    monkeypatch.delenv("MALLOC_TRIM_THRESHOLD_", raising=False)
-    monkeypatch.delenv("MALLOC_MMAP_THRESHOLD_", raising=False)
-    monkeypatch.setenv(variable, "65536")
+                                             environment: dict[str, str]) -> None:
+    monkeypatch.setattr(allocator, "_start_environment", lambda: environment)
     assert allocator.allocator_returns_memory()
     counts = _count_contexts(monkeypatch)
     with hyperslab.open_file(path) as f:
@@ -68,11 +71,37 @@ def test_blocks_decode_in_the_global_context(path: Path, monkeypatch: pytest.Mon
 def test_blocks_decode_in_their_own_context_elsewhere(path: Path,
                                                       monkeypatch: pytest.MonkeyPatch) -> None:
     """Elsewhere big blocks keep a context of their own (it releases the GIL)."""
-    monkeypatch.delenv("MALLOC_TRIM_THRESHOLD_", raising=False)
-    monkeypatch.delenv("MALLOC_MMAP_THRESHOLD_", raising=False)
+    monkeypatch.setattr(allocator, "_start_environment", lambda: {"GLIBC_TUNABLES": ""})
     assert not allocator.allocator_returns_memory()
     counts = _count_contexts(monkeypatch)
     with hyperslab.open_file(path) as f:
         np.testing.assert_array_equal(f.root.a[...], DATA)
     assert counts["own"] > 0
     assert counts["global"] == 0
+
+
+@pytest.mark.parametrize("environment,expected", [
+    ({}, False), ({"MALLOC_TRIM_THRESHOLD_": "65536"}, True),
+    ({"MALLOC_MMAP_THRESHOLD_": "4194304"}, True),
+    ({"GLIBC_TUNABLES": "glibc.malloc.mmap_threshold=131072"}, True),
+    ({"GLIBC_TUNABLES": "glibc.cpu.hwcaps=-AVX2"}, False)])
+def test_the_environment_a_process_starts_with_counts(environment: dict[str, str],
+                                                      expected: bool) -> None:
+    """A process started with the variable (as distributed's workers are) sees it."""
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("MALLOC_TRIM_THRESHOLD_", "MALLOC_MMAP_THRESHOLD_", "GLIBC_TUNABLES")}
+    env.update(environment)
+    env["PYTHONPATH"] = os.pathsep.join(sys.path)
+    code = ("from hyperslab.codecs.allocator import allocator_returns_memory as f; "
+            "print(f())")
+    done = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True,
+                          text=True, check=True, timeout=120)
+    assert done.stdout.strip() == str(expected)
+
+
+def test_setting_the_variable_later_does_not_count(monkeypatch: pytest.MonkeyPatch) -> None:
+    """glibc reads it at start only: a LocalCluster sets it in its own process for the
+    workers it spawns, which leaves that process's allocator as it was."""
+    before = allocator.allocator_returns_memory()
+    monkeypatch.setenv("MALLOC_TRIM_THRESHOLD_", "65536")
+    assert allocator.allocator_returns_memory() is before

@@ -20,7 +20,7 @@ import pytest
 import tables
 
 import hyperslab
-from hyperslab.codecs import cframe_expr
+from hyperslab.codecs import allocator, cframe_expr
 from hyperslab.compute import expressions, fusedsum
 
 blosc2 = pytest.importorskip("blosc2")
@@ -50,8 +50,7 @@ def tiles_refused(monkeypatch: pytest.MonkeyPatch) -> None:
         raise AssertionError("evaluated in numexpr tiles, not by the fused sum")
 
     monkeypatch.setattr(expressions._ExprTiles, "_map_tiles", refuse)
-    monkeypatch.delenv("MALLOC_TRIM_THRESHOLD_", raising=False)
-    monkeypatch.delenv("MALLOC_MMAP_THRESHOLD_", raising=False)
+    monkeypatch.setattr(allocator, "_start_environment", dict)  # an allocator left alone
 
 
 @pytest.fixture()
@@ -217,8 +216,10 @@ def test_refused_expressions_read_no_chunk(path: Path, monkeypatch: pytest.Monke
 
 def test_allocator_tuned_by_the_environment(path: Path, fused_refused: list[str],
                                             monkeypatch: pytest.MonkeyPatch) -> None:
-    """dask.distributed's workers set MALLOC_TRIM_THRESHOLD_: the tile route is used."""
-    monkeypatch.setenv("MALLOC_TRIM_THRESHOLD_", "65536")
+    """dask.distributed's workers start with MALLOC_TRIM_THRESHOLD_: the tile route is
+    used."""
+    monkeypatch.setattr(allocator, "_start_environment",
+                        lambda: {"MALLOC_TRIM_THRESHOLD_": "65536"})
     with hyperslab.open_file(path) as f:
         got = hyperslab.Expr("a * 2 + sin(a)", {"a": f.root.a}).sum()
     _assert_close(got, _expected("a * 2 + sin(a)", a=A), float(np.abs(A).sum() * 3))
