@@ -231,6 +231,31 @@ def test_expr_to_dask_reduces_without_evaluating_blocks(path: Path,
             y.compute()
 
 
+def test_expr_to_dask_tasks_read_no_row_to_find_the_shape(path: Path,
+                                                         monkeypatch: pytest.MonkeyPatch
+                                                         ) -> None:
+    """The tasks know their block's shape and the result's dtype: none evaluates a first
+    row to find them, as making an ``Expr`` does (the chunks of that row decoded in every
+    task)."""
+    from hyperslab.compute.expressions import Expr
+
+    with hyperslab.open_file(path) as f, dask.config.set(scheduler="threads"):
+        expr = hyperslab.Expr("a % 3 - 1", uservars={"a": f.root.ints})
+        y = expr.to_dask(chunks=(10, 20, 29))
+        calls: list[int] = []
+        real = Expr._guess_shape
+
+        def count(self: Any) -> Any:
+            calls.append(1)
+            return real(self)
+
+        monkeypatch.setattr(Expr, "_guess_shape", count)
+        _check(y.compute(), INTS % 3 - 1)
+        _check(y.sum(axis=1).compute(), (INTS % 3 - 1).sum(axis=1))
+        assert y.dtype == np.int32 and y.compute().dtype == np.int32
+    assert calls == []
+
+
 def test_expr_to_dask_on_a_cluster_of_processes(path: Path, client: Any) -> None:
     with hyperslab.open_file(path) as f:
         e = hyperslab.Expr("where(a > 0.5, a, 0) * b", uservars={"a": f.root.floats,

@@ -31,6 +31,10 @@ __all__ = ["ExprArray", "Window", "expr_block_eval", "expr_block_reduce", "expr_
 Operands = Mapping[str, Any]
 """An expression's operands by name: leaves (or columns) and NumPy arrays."""
 
+Spec = tuple[str, Operands, dict[str, Any], np.dtype[Any]]
+"""What a task needs of an expression: its text, operands, numexpr keywords and result
+dtype."""
+
 _BUFFERS: dict[int, threading.local] = {}
 """Per operand position, each thread's tile buffer (operands of one tile need their own)."""
 _BUFFERS_LOCK = threading.Lock()
@@ -79,9 +83,25 @@ def _operand_key(shape: tuple[int, ...], key: tuple[slice, ...]) -> tuple[slice,
                  for n, k in zip(shape, key[offset:], strict=True))
 
 
-def _block_expr(spec: tuple[str, Operands, dict[str, Any]], key: tuple[slice, ...]) -> Expr:
+class _BlockExpr(Expr):
+    """The expression on one (non-empty) block of its result, whose shape and dtype are
+    known: the whole expression's were found when it was made, so no row is read again to
+    find them (a few ms a task, spent decoding the chunks of the block's first row)."""
+
+    def __init__(self, expression: str, uservars: Mapping[str, Any],
+                 shape: tuple[int, ...], dtype: np.dtype[Any], kwargs: Mapping[str, Any]
+                 ) -> None:
+        self._known_shape = shape
+        self._known_dtype = dtype
+        super().__init__(expression, uservars, **kwargs)
+
+    def _guess_shape(self) -> tuple[int | None, tuple[int, ...], Any]:
+        return 0, self._known_shape, np.zeros((), dtype=self._known_dtype)
+
+
+def _block_expr(spec: Spec, key: tuple[slice, ...]) -> Expr:
     """The expression of ``spec`` on the block ``key`` of its result."""
-    expression, operands, kwargs = spec
+    expression, operands, kwargs, dtype = spec
     uservars: dict[str, Any] = {}
     for position, (name, value) in enumerate(operands.items()):
         part = _operand_key(tuple(value.shape), key)
@@ -89,17 +109,20 @@ def _block_expr(spec: tuple[str, Operands, dict[str, Any]], key: tuple[slice, ..
             uservars[name] = Window(value, part, position)
         else:
             uservars[name] = np.asarray(value)[part]
-    return Expr(expression, uservars, **kwargs)
+    shape = tuple(int(k.stop) - int(k.start) for k in key)
+    if 0 in shape:
+        return Expr(expression, uservars, **kwargs)
+    return _BlockExpr(expression, uservars, shape, dtype, kwargs)
 
 
-def expr_block_eval(spec: tuple[str, Operands, dict[str, Any]], key: tuple[slice, ...]
+def expr_block_eval(spec: Spec, key: tuple[slice, ...]
                     ) -> AnyArray:
     """A task: the expression's values on the block ``key``."""
     with serial_numexpr():
         return np.asarray(_block_expr(spec, key).eval())
 
 
-def expr_block_reduce(spec: tuple[str, Operands, dict[str, Any]], key: tuple[slice, ...],
+def expr_block_reduce(spec: Spec, key: tuple[slice, ...],
                       op: str, axes: tuple[int, ...], dtype: Any) -> AnyArray:
     """A task: the ``op`` of the expression's values on the block ``key`` along ``axes``
     (kept, of length 1), tile by tile."""
@@ -114,7 +137,7 @@ class ExprArray(FusedArray):
     """The dask array of an expression (:meth:`hyperslab.Expr.to_dask`), whose ``sum``,
     ``prod``, ``min``, ``max`` and ``mean`` evaluate and reduce each block in one task."""
 
-    _hyperslab_spec: tuple[str, Operands, dict[str, Any]]
+    _hyperslab_spec: Spec
 
     def _block_task(self, key: tuple[slice, ...], op: str, axes: tuple[int, ...],
                     dtype: Any) -> tuple[Any, ...]:
@@ -147,7 +170,7 @@ def expr_to_dask(expr: Expr, chunks: Any = None) -> ExprArray:
     full = [v for v in operands.values() if is_on_disk(v) and tuple(v.shape) == shape]
     chunkshape = full[0]._tile_chunkshape() if full else None
     blocks = aligned_chunks(shape, dtype, chunkshape, chunks)
-    spec = (expr.expression, operands, dict(expr._kwargs))
+    spec = (expr.expression, operands, dict(expr._kwargs), dtype)
     openings = [opening_token(v._v_file) for v in operands.values() if is_on_disk(v)]
     token = tokenize(expr.expression, _identity(operands), openings, blocks)
     name = f"hyperslab-expr-{token}"
