@@ -127,6 +127,22 @@ def test_plain_blocks_are_slabs_of_the_chunk() -> None:
 
 
 @pytest.mark.usefixtures("tiles_refused")
+def test_each_thread_keeps_its_arrays(path: Path) -> None:
+    """Sums of the same layout reuse the thread's NDArray per operand (its chunks replaced),
+    so the copies of the chunks take the memory the previous ones leave."""
+    with hyperslab.open_file(path) as f:
+        expr = hyperslab.Expr("a * 2 + sin(b)", {"a": f.root.plain_a, "b": f.root.plain_b})
+        first = expr.sum()
+        kept = {slot: array for slot, (_, array) in cframe_expr._SCRATCH.containers.items()}
+        second = hyperslab.Expr("a * 2 + sin(b)", {"a": f.root.plain_b, "b": f.root.plain_a}
+                                ).sum()
+        again = {slot: array for slot, (_, array) in cframe_expr._SCRATCH.containers.items()}
+    assert set(kept) == {0, 1} and all(again[slot] is kept[slot] for slot in kept)
+    _assert_close(first, _expected("a * 2 + sin(b)", a=A, b=B), float(np.abs(A).sum() * 3))
+    _assert_close(second, _expected("a * 2 + sin(b)", a=B, b=A), float(np.abs(A).sum() * 3))
+
+
+@pytest.mark.usefixtures("tiles_refused")
 def test_one_dimensional_arrays(path: Path) -> None:
     with hyperslab.open_file(path) as f:
         got = hyperslab.Expr("a * 2 + cos(a)", {"a": f.root.line}).sum()

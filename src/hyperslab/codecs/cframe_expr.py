@@ -53,7 +53,8 @@ _EVALUATING: Final = threading.Lock()
 expressions keep module-level state between calls."""
 
 _SCRATCH: Final = threading.local()
-"""Each thread's buffer for checking that chunks decompress."""
+"""Each thread's buffer for checking that chunks decompress, and its ``NDArray`` per
+operand (:func:`_container`)."""
 
 
 @functools.cache
@@ -189,6 +190,26 @@ def _blockshape(layout: FrameLayout, chunkshape: Shape, itemsize: int) -> Shape 
     return blockshape
 
 
+def _container(b2: Any, shape: Shape, chunkshape: Shape, blockshape: Shape, nthreads: int,
+               slot: int) -> Any:
+    """An in-memory ``NDArray`` whose chunks the caller replaces, all of them: this
+    thread's for operand ``slot`` when the last one had this layout (each replaced chunk's
+    memory then goes to the next one's copy, instead of every chunk's copy being fresh
+    pages, freed and trimmed with the array), else a new one kept in its place."""
+    key = (shape, chunkshape, blockshape, nthreads)
+    containers: dict[int, tuple[Any, Any]] | None = getattr(_SCRATCH, "containers", None)
+    if containers is None:
+        containers = _SCRATCH.containers = {}
+    kept = containers.get(slot)
+    if kept is not None and kept[0] == key:
+        return kept[1]
+    containers.pop(slot, None)  # (its chunks freed before the new array's are copied)
+    array = b2.uninit(shape, FUSED_DTYPE, chunks=chunkshape, blocks=blockshape,
+                      cparams=b2.CParams(nthreads=nthreads), dparams=b2.DParams(nthreads=nthreads))
+    containers[slot] = (key, array)
+    return array
+
+
 def _scratch(nbytes: int) -> AnyArray:
     """``nbytes`` of this thread's buffer for checking chunks (reused: fresh memory costs a
     page fault per 4 KB)."""
@@ -210,7 +231,8 @@ def _decodes(chunk: memoryview, nbytes: int, nthreads: int) -> bool:
 
 
 def _ndarray(b2: Any, frames: Sequence[Any], shape: Shape, chunkshape: Shape,
-             blockshape: Shape | None, nthreads: int) -> tuple[Any, Shape] | None:
+             blockshape: Shape | None, nthreads: int, slot: int = 0
+             ) -> tuple[Any, Shape] | None:
     """An ``NDArray`` of ``shape`` whose chunks are the inner chunks of ``frames`` (the
     chunk grid's C order), and its block shape; None if a frame does not fit, or does
     not decompress."""
@@ -231,8 +253,7 @@ def _ndarray(b2: Any, frames: Sequence[Any], shape: Shape, chunkshape: Shape,
         views.append(chunk)
     if blockshape is None:
         return None
-    array = b2.uninit(shape, FUSED_DTYPE, chunks=chunkshape, blocks=blockshape,
-                      cparams=b2.CParams(nthreads=nthreads), dparams=b2.DParams(nthreads=nthreads))
+    array = _container(b2, shape, chunkshape, blockshape, nthreads, slot)
     if array.schunk.nchunks != len(views):
         return None
     for number, view in enumerate(views):
@@ -291,7 +312,7 @@ def plain_blockshape(chunkshape: Shape, itemsize: int) -> Shape | None:
 
 
 def _plain_ndarray(b2: Any, chunks: Sequence[Any], shape: Shape, chunkshape: Shape,
-                   nthreads: int, headroom: int) -> tuple[Any, Shape] | None:
+                   nthreads: int, headroom: int, slot: int = 0) -> tuple[Any, Shape] | None:
     """An ``NDArray`` of ``shape`` whose chunks are unfiltered chunks as Blosc2 chunks of
     copied bytes (no compression), and its block shape; None where that does not apply."""
     itemsize = FUSED_DTYPE.itemsize
@@ -300,8 +321,7 @@ def _plain_ndarray(b2: Any, chunks: Sequence[Any], shape: Shape, chunkshape: Sha
     views = [_byte_view(c) for c in chunks]
     if blockshape is None or any(v.nbytes != nbytes + headroom for v in views):
         return None
-    array = b2.uninit(shape, FUSED_DTYPE, chunks=chunkshape, blocks=blockshape,
-                      cparams=b2.CParams(nthreads=nthreads), dparams=b2.DParams(nthreads=nthreads))
+    array = _container(b2, shape, chunkshape, blockshape, nthreads, slot)
     if array.schunk.nchunks != len(views):
         return None
     blocksize = math.prod(blockshape) * itemsize
@@ -357,12 +377,12 @@ def fused_sum(expression: str, operands: Mapping[str, StoredChunks], shape: Shap
         return None
     arrays: dict[str, Any] = {}
     blockshape: Shape | None = None
-    for name, stored in operands.items():
+    for slot, (name, stored) in enumerate(operands.items()):
         if stored.plain:
             made = _plain_ndarray(b2, stored.chunks, shape, chunkshape, nthreads,
-                                  stored.headroom)
+                                  stored.headroom, slot)
         else:
-            made = _ndarray(b2, stored.chunks, shape, chunkshape, blockshape, nthreads)
+            made = _ndarray(b2, stored.chunks, shape, chunkshape, blockshape, nthreads, slot)
         if made is None:
             return None
         arrays[name], blockshape = made
