@@ -45,9 +45,25 @@ def _innermost(htype: h5t.TypeID) -> h5t.TypeID:
     return htype
 
 
-_NUMBER_TYPES: dict[tuple[int, int, int], list[tuple[h5t.TypeID, np.dtype[Any]]]] = {}
+_NumberTypes = dict[tuple[int, int, int], list[tuple[h5t.TypeID, np.dtype[Any]]]]
+_NUMBER_TYPES: _NumberTypes | None = None
 """HDF5's standard integer and IEEE float types by (class, size, byte order), with the
-dtype h5py gives each (see `_standard_dtype`); filled at the first call."""
+dtype h5py gives each (see `_standard_dtype`); made at the first call."""
+
+
+def _number_types() -> _NumberTypes:
+    global _NUMBER_TYPES  # made whole, then published: threads see all of it or none
+    types = _NUMBER_TYPES
+    if types is None:
+        types = {}
+        for name in ("STD_I8", "STD_U8", "STD_I16", "STD_U16", "STD_I32", "STD_U32",
+                     "STD_I64", "STD_U64", "IEEE_F32", "IEEE_F64"):
+            for order in ("LE", "BE"):
+                std: h5t.TypeID = getattr(h5t, name + order)
+                key = (std.get_class(), std.get_size(), std.get_order())
+                types.setdefault(key, []).append((std, np.dtype(std.dtype)))
+        _NUMBER_TYPES = types
+    return types
 
 
 def _standard_dtype(ftype: h5t.TypeID, type_class: int, size: int) -> np.dtype[Any] | None:
@@ -55,20 +71,13 @@ def _standard_dtype(ftype: h5t.TypeID, type_class: int, size: int) -> np.dtype[A
     float types, else None.
 
     h5py's conversion of a float type reads its fields, bias and precision and compares
-    them with NumPy's floats (~20 us the first time in a process run); one ``H5Tequal``
+    them with NumPy's floats (~20 us of a dataset's first read, measured); one ``H5Tequal``
     with the standard type of the same class, size and order says the same exactly (equal
     types convert alike), and its dtype is h5py's own answer for that standard type.
     """
     if type_class != h5t.INTEGER and type_class != h5t.FLOAT:
         return None
-    if not _NUMBER_TYPES:
-        for name in ("STD_I8", "STD_U8", "STD_I16", "STD_U16", "STD_I32", "STD_U32",
-                     "STD_I64", "STD_U64", "IEEE_F32", "IEEE_F64"):
-            for order in ("LE", "BE"):
-                std: h5t.TypeID = getattr(h5t, name + order)
-                key = (std.get_class(), std.get_size(), std.get_order())
-                _NUMBER_TYPES.setdefault(key, []).append((std, np.dtype(std.dtype)))
-    candidates = _NUMBER_TYPES.get((type_class, size, ftype.get_order()), ())
+    candidates = _number_types().get((type_class, size, ftype.get_order()), ())
     for std, dtype in candidates:
         if ftype.equal(std):
             return dtype
