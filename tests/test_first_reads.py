@@ -205,3 +205,64 @@ def test_a_flavor_hdf5_cannot_look_for_is_read_as_before(
         node = f.get_node("/raw")
         assert node[9] == data[9]
         assert node.flavor == "numpy"
+
+
+STANDARD_NUMBERS = [f"{order}{kind}{size}" for order in "<>" for kind, sizes in
+                    (("i", (1, 2, 4, 8)), ("u", (1, 2, 4, 8)), ("f", (4, 8)))
+                    for size in sizes]
+
+
+@pytest.mark.parametrize("dtype", STANDARD_NUMBERS)
+def test_standard_numbers_take_their_dtype_without_converting_the_type(
+        tmp_path: Path, dtype: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Datasets of HDF5's standard integers and IEEE floats get h5py's dtype from one
+    ``H5Tequal`` (the general path, failing here, is not taken); written by h5py, read
+    back exactly (NumPy, h5py and PyTables as oracles)."""
+    data = np.arange(-5, 11).astype(dtype)
+    path = tmp_path / "n.h5"
+    with h5py.File(path, "w") as f:
+        attrs = f.create_dataset("x", data=data, chunks=(4,)).attrs
+        for name, value in (("CLASS", b"CARRAY"), ("VERSION", b"1.1"), ("TITLE", b"")):
+            attrs[name] = np.bytes_(value)  # a CArray as PyTables writes it: nothing guessed
+    with h5py.File(path, "r") as f:
+        oracle = f["x"].dtype
+    with tables.open_file(path, "r") as f:
+        pt_dtype, pt_order = f.root.x.dtype, f.root.x.byteorder
+
+    def refuse(htype: Any) -> Any:
+        raise AssertionError("the general type path was taken")
+
+    monkeypatch.setattr(datasetinfo, "_innermost", refuse)
+    with hyperslab.open_file(path, "r") as f:
+        node = f.root.x
+        assert node._dataset.dtype.str == oracle.str == np.dtype(dtype).str
+        monkeypatch.undo()  # the byte order is read from the type: the general path
+        assert node.dtype == pt_dtype and node.byteorder == pt_order
+        got = [node[i] for i in range(len(data))]
+        assert got == data.tolist()
+        np.testing.assert_array_equal(node[:], data)
+
+
+def test_numbers_that_are_not_standard_take_the_general_path(tmp_path: Path) -> None:
+    """A half float, an integer of 20 significant bits in 4 bytes and a bitfield are not
+    HDF5's standard types: their dtype is h5py's, the general way."""
+    path = tmp_path / "o.h5"
+    with h5py.File(path, "w") as f:
+        f.create_dataset("half", data=np.arange(4, dtype="<f2"))
+        odd = h5t.STD_I32LE.copy()
+        odd.set_precision(20)  # padded: equal to no standard type
+        dset = h5py.h5d.create(f.id, b"odd", odd, h5s.create_simple((3,)))
+        dset.write(h5s.ALL, h5s.ALL, np.array([1, 25, -3], dtype="<i4"))
+        f.create_dataset("bits", data=np.array([0, 1, 1], dtype="u1"),
+                         dtype=h5py.h5t.STD_B8LE)
+    with h5py.File(path, "r") as f:
+        oracles = {name: (f[name].dtype, f[name][...]) for name in ("half", "odd")}
+        assert datasetinfo._standard_dtype(f["odd"].id.get_type(), h5t.INTEGER, 4) is None
+        assert datasetinfo._standard_dtype(f["half"].id.get_type(), h5t.FLOAT, 2) is None
+    with hyperslab.open_file(path, "r") as f:
+        for name, (dtype, values) in oracles.items():
+            node = f.get_node("/" + name)
+            assert node.dtype == dtype
+            np.testing.assert_array_equal(node[:], values)
+        assert f.root.bits.dtype == np.dtype("?")  # PyTables' booleans: the general path
+        assert f.root.bits[:].tolist() == [False, True, True]
