@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pytest
 
 import hyperslab
@@ -26,6 +27,24 @@ def h5file(h5path: Path) -> Iterator[hyperslab.File]:
         yield f
     finally:
         f.close()
+
+
+@pytest.fixture
+def plugin_file() -> Callable[[Path, np.ndarray, tuple[int, ...]], np.ndarray]:
+    """Write ``data`` as ``/a`` of ``path`` with h5py + hdf5plugin's Blosc2 filter (LZ4,
+    shuffle; the filter picks blocks that are not the chunks' C order) and return h5py's
+    reading of it: ``plugin_file(path, data, chunks)``."""
+    h5py = pytest.importorskip("h5py")
+    hdf5plugin = pytest.importorskip("hdf5plugin")
+
+    def write(path: Path, data: np.ndarray, chunks: tuple[int, ...]) -> np.ndarray:
+        with h5py.File(path, "w") as f:
+            f.create_dataset("a", data=data, chunks=chunks,
+                             **hdf5plugin.Blosc2(cname="lz4", filters=hdf5plugin.Blosc2.SHUFFLE))
+        with h5py.File(path, "r") as f:
+            return np.asarray(f["a"][...])
+
+    return write
 
 
 @pytest.fixture

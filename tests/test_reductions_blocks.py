@@ -21,17 +21,6 @@ from hyperslab.chunked import tiles
 from hyperslab.compute import reductions
 
 
-def _plugin_file(path: Path, data: np.ndarray, chunks: tuple[int, ...]) -> np.ndarray:
-    """``data`` written by h5py + hdf5plugin; h5py's reading of it."""
-    h5py = pytest.importorskip("h5py")
-    hdf5plugin = pytest.importorskip("hdf5plugin")
-    with h5py.File(path, "w") as f:
-        f.create_dataset("a", data=data, chunks=chunks,
-                         **hdf5plugin.Blosc2(cname="lz4", filters=hdf5plugin.Blosc2.SHUFFLE))
-    with h5py.File(path, "r") as f:
-        return np.asarray(f["a"][...])
-
-
 def _spy_parts(monkeypatch: pytest.MonkeyPatch) -> list[tuple[int, ...]]:
     """Record the shapes of the arrays each thread's accumulator hands back."""
     shapes: list[tuple[int, ...]] = []
@@ -62,10 +51,11 @@ def _spy_folds(monkeypatch: pytest.MonkeyPatch) -> list[tuple[tuple[int, ...], i
 
 @pytest.mark.parametrize("dtype", ["<f8", "<i8", "<f4"])
 def test_two_row_blocks_along_axis0_accumulate_contiguously(
+        plugin_file: Any,
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch, dtype: str) -> None:
     rng = np.random.default_rng(22)
     data = (rng.normal(scale=50, size=(9, 130, 620)) + 60).astype(dtype)
-    read = _plugin_file(tmp_path / "p.h5", data, (2, 130, 310))  # (2, 128, 256) blocks
+    read = plugin_file(tmp_path / "p.h5", data, (2, 130, 310))  # (2, 128, 256) blocks
     shapes = _spy_parts(monkeypatch)
     folds = _spy_folds(monkeypatch)
     monkeypatch.setattr(tiles, "TILE_BYTES", 2 * 130 * 620 * 8)
@@ -88,10 +78,11 @@ def test_two_row_blocks_along_axis0_accumulate_contiguously(
 
 
 def test_axis0_fold_of_hdf5plugins_bench_chunks_equals_numpy(
+        plugin_file: Any,
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """The benchmark's layout, smaller: chunks (2, 500, 500), float64 ``linspace``."""
     data = np.linspace(0.0, 1000.0, 6 * 500 * 500).reshape(6, 500, 500)
-    read = _plugin_file(tmp_path / "b.h5", data, (2, 500, 500))
+    read = plugin_file(tmp_path / "b.h5", data, (2, 500, 500))
     shapes = _spy_parts(monkeypatch)
     with hyperslab.open_file(tmp_path / "b.h5", MAX_THREADS=2) as f:
         np.testing.assert_allclose(f.root.a.sum(axis=0), read.sum(axis=0), rtol=1e-12)
@@ -101,6 +92,7 @@ def test_axis0_fold_of_hdf5plugins_bench_chunks_equals_numpy(
 
 @pytest.mark.parametrize("dtype", ["<f8", "<i8", "<u1"])
 def test_every_strided_partial_apart_until_the_result_size(
+        plugin_file: Any,
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch, dtype: str) -> None:
     """With no minimum size, every partial landing on a strided part gets an array of
     its own until they hold as many bytes as the result, then the result-shaped one
@@ -109,7 +101,7 @@ def test_every_strided_partial_apart_until_the_result_size(
     data = (rng.normal(scale=50, size=(9, 130, 620)) + 60).astype(dtype)
     if data.dtype.kind != "f":  # a float 0 times an overflowed inf depends on the order
         data[3, 5, 7] = 0
-    read = _plugin_file(tmp_path / "s.h5", data, (2, 130, 310))
+    read = plugin_file(tmp_path / "s.h5", data, (2, 130, 310))
     monkeypatch.setattr(reductions, "BLOCK_SUMS_MIN_BYTES", 0)
     shapes = _spy_parts(monkeypatch)
     with hyperslab.open_file(tmp_path / "s.h5", MAX_THREADS=2) as f, \

@@ -119,22 +119,9 @@ def test_a_big_result_is_combined_in_the_caller(tmp_path: Path,
     assert len(calls) == 1
 
 
-def _plugin_file(path: Path, data: np.ndarray, chunks: tuple[int, ...]) -> np.ndarray:
-    """``data`` written by h5py + hdf5plugin (its filter picks blocks that are not the
-    chunks' C order); h5py's reading of it."""
-    h5py = pytest.importorskip("h5py")
-    hdf5plugin = pytest.importorskip("hdf5plugin")
-    with h5py.File(path, "w") as f:
-        f.create_dataset("a", data=data, chunks=chunks,
-                         **hdf5plugin.Blosc2(cname="lz4", filters=hdf5plugin.Blosc2.SHUFFLE))
-    with h5py.File(path, "r") as f:
-        return np.asarray(f["a"][...])
-
-
 def _no_tiles(monkeypatch: pytest.MonkeyPatch) -> list[tuple[int, ...]]:
     """Fail any chunk decoded whole or block by block into a tile; record the chunks
     visited block by block."""
-    from hyperslab.chunked import blockvisit
     from hyperslab.codecs import cframe
 
     def refuse(*args: Any, **kwargs: Any) -> None:
@@ -142,6 +129,13 @@ def _no_tiles(monkeypatch: pytest.MonkeyPatch) -> list[tuple[int, ...]]:
 
     monkeypatch.setattr(cframe, "decode_blocks_into", refuse)
     monkeypatch.setattr(cframe, "from_block_order", refuse)
+    return _spy_visits(monkeypatch)
+
+
+def _spy_visits(monkeypatch: pytest.MonkeyPatch) -> list[tuple[int, ...]]:
+    """Record the chunks visited block by block."""
+    from hyperslab.chunked import blockvisit
+
     visited: list[tuple[int, ...]] = []
     original = blockvisit._visit_blocks
 
@@ -155,13 +149,14 @@ def _no_tiles(monkeypatch: pytest.MonkeyPatch) -> list[tuple[int, ...]]:
 
 @pytest.mark.parametrize("dtype", ["<f8", "<i4", "<u1"])
 def test_folds_of_hdf5plugins_file_visit_its_blocks(
+        plugin_file: Any,
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch, dtype: str) -> None:
     """hdf5plugin's (blocks not in C order) chunks, edge chunks cut by the dataset's
     shape: each block reduced as it is decoded, never copied into a tile; the results
     equal NumPy's on h5py's reading (floats within NumPy's rounding)."""
     rng = np.random.default_rng(3)
     data = (rng.normal(scale=50, size=(18, 130, 310)) + 60).astype(dtype)
-    read = _plugin_file(tmp_path / "p.h5", data, (4, 100, 300))  # (4, 100, 128) blocks
+    read = plugin_file(tmp_path / "p.h5", data, (4, 100, 300))  # (4, 100, 128) blocks
     visited = _no_tiles(monkeypatch)
     monkeypatch.setattr(tiles, "TILE_BYTES", 4 * 100 * 300 * 8)
     with hyperslab.open_file(tmp_path / "p.h5", MAX_THREADS=3) as f, \
@@ -196,14 +191,7 @@ def test_unwritten_and_c_ordered_chunks_are_read_whole(
         dset[8:] = data[8:]
     want = data.copy()
     want[4:8] = 2.5
-    visited: list[tuple[int, ...]] = []
-    original = blockvisit._visit_blocks
-
-    def spy(engine: Any, grid: tuple[int, ...], *args: Any) -> bool:
-        visited.append(grid)
-        return original(engine, grid, *args)
-
-    monkeypatch.setattr(blockvisit, "_visit_blocks", spy)
+    visited = _spy_visits(monkeypatch)
     with hyperslab.open_file(tmp_path / "u.h5", MAX_THREADS=2) as f:
         np.testing.assert_allclose(f.root.a.sum(axis=0), want.sum(axis=0), rtol=1e-12)
         assert f.root.a.max() == want.max()
@@ -219,12 +207,13 @@ def test_unwritten_and_c_ordered_chunks_are_read_whole(
 
 
 def test_a_block_that_does_not_decompress_names_its_chunk(
+        plugin_file: Any,
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     from hyperslab.chunked import blockvisit
     from hyperslab.codecs import cframe, cframe_visit
 
     data = np.arange(8 * 100 * 300, dtype=np.float64).reshape(8, 100, 300)
-    _plugin_file(tmp_path / "c.h5", data, (4, 100, 300))
+    plugin_file(tmp_path / "c.h5", data, (4, 100, 300))
     calls: list[int] = []
     original = cframe_visit.decompress_block
 
