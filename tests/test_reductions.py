@@ -544,3 +544,21 @@ def test_reductions_of_hdf5plugins_file_decode_its_blocks_one_at_a_time(
                 np.testing.assert_array_equal(got, want, err_msg=f"{op} {axis}")
         np.testing.assert_array_equal(node.argmin(axis=1), read.argmin(axis=1))
         np.testing.assert_allclose(node.mean(axis=0), read.mean(axis=0), rtol=1e-12)
+
+
+@pytest.mark.parametrize("value", [np.float64(3.5), np.int32(-7), np.bool_(True),
+                                   np.float32(np.nan)])
+def test_reductions_of_a_scalar_array_are_numpys(tmp_path: Path, value: Any) -> None:
+    """A 0-d Array (and an expression of constants) reduces as NumPy reduces the value:
+    the fold's 0-d result was indexed to a copy of its value, which it could not add into
+    (TypeError)."""
+    with hyperslab.open_file(tmp_path / "s.h5", "w") as f:
+        node = f.create_array("/", "s", obj=value)
+        for op in ("sum", "prod", "mean", "max", "min", "std", "var", "any", "all",
+                   "argmin", "argmax"):
+            got, want = getattr(node, op)(), getattr(np, op)(value)
+            assert np.asarray(got).dtype == np.asarray(want).dtype, op
+            np.testing.assert_array_equal(got, want, err_msg=op)
+    constant = hyperslab.Expr("arccos(0.5) * 2", {})
+    for op in ("sum", "prod", "max"):
+        assert getattr(constant, op)() == getattr(np, op)(np.arccos(0.5) * 2)

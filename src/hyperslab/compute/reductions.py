@@ -89,8 +89,11 @@ def _check_numeric(dtype: np.dtype[Any], op: str) -> None:
         raise TypeError(f"cannot compute {op} of an array of dtype {dtype}: it is not numeric")
 
 
-def _kept(box: tuple[tuple[int, int], ...], axes: tuple[int, ...]) -> tuple[slice, ...]:
-    """Where a tile's partial goes in a keepdims-shaped result."""
+def _kept(box: tuple[tuple[int, int], ...], axes: tuple[int, ...]) -> tuple[Any, ...]:
+    """Where a tile's partial goes in a keepdims-shaped result (``...`` for a scalar's: the
+    0-d result itself, not a copy of its value, so it can be added into)."""
+    if not box:
+        return (Ellipsis,)
     return tuple(slice(0, 1) if d in axes else slice(lo, hi) for d, (lo, hi) in enumerate(box))
 
 
@@ -351,11 +354,11 @@ class _ThreadSums:
         ufunc(target, partial.astype(self._dtype, copy=False), out=target, casting="unsafe")
         self._dense = True
 
-    def parts(self) -> list[tuple[tuple[slice, ...], np.ndarray]]:
+    def parts(self) -> list[tuple[tuple[Any, ...], np.ndarray]]:
         """Each accumulated array and its place in the result."""
-        found = list(self._blocks.values())
+        found: list[tuple[tuple[Any, ...], np.ndarray]] = list(self._blocks.values())
         if self._whole is not None and self._dense:
-            found.append(((slice(None),) * self._whole.ndim, self._whole))
+            found.append(((Ellipsis,), self._whole))  # (a view, also of a 0-d result)
         return found
 
 
