@@ -29,6 +29,7 @@ import ast
 import functools
 import math
 import threading
+import zlib
 from collections.abc import Mapping, Sequence
 from typing import Any, Final, NamedTuple
 
@@ -40,7 +41,7 @@ from hyperslab.codecs.cframe import FrameLayout, _blosc2, _byte_view, _decompres
 from hyperslab.codecs.cframe_check import FrameError
 
 __all__ = ["FUSED_DTYPE", "HEADROOM", "StoredChunks", "fusable", "fused_sum", "miniexpr_compiles",
-           "plain_blockshape", "same_as_numexpr"]
+           "plain_blockshape", "same_as_numexpr", "sums_as_numexpr"]
 
 FUSED_DTYPE: Final = np.dtype(np.float64)
 """The one operand and result dtype summed here."""
@@ -69,19 +70,20 @@ def _usable_blosc2() -> Any | None:
 
 _SAME_FUNCTIONS: Final = frozenset({
     "sin", "cos", "tan", "arcsin", "arccos", "arctan", "arctan2", "tanh", "arctanh",
-    "exp", "expm1", "log", "log10", "log1p", "sqrt", "abs", "ceil", "floor", "where",
+    "exp", "expm1", "log", "log10", "log1p", "sqrt", "abs", "ceil", "floor",
 })
 """Functions miniexpr computes as numexpr does (within one ulp, with the same NaNs and
 infinities; checked on signed zeros, subnormals, huge values, infinities and NaNs).  Not
 ``sinh``/``cosh`` (infinite from 710 where libm is finite), ``arcsinh``/``arccosh``
-(infinite at 1e300) nor the complex ones."""
+(infinite at 1e300), the complex ones, nor ``where`` (python-blosc2 4.14's sum of
+``arctan(where(a > 0, log(a), b))`` leaves out the NaNs its elements have)."""
 
-_SAME_OPERATORS: Final = (ast.Add, ast.Sub, ast.Mult, ast.Div, ast.Pow, ast.UAdd, ast.Gt,
-                          ast.GtE, ast.Lt, ast.LtE, ast.Eq, ast.NotEq)
+_SAME_OPERATORS: Final = (ast.Add, ast.Sub, ast.Mult, ast.Div, ast.Pow, ast.UAdd)
 """Operators miniexpr computes as numexpr does.  Not ``%`` (numexpr's has the sign of the
-divisor, miniexpr's of the dividend), ``//``, the bitwise ones, nor a minus sign (python-blosc2
-4.14's reductions of ``a * -1.5`` and ``a ** -1`` are wrong, and it negates as ``0 - x``,
-so ``a / -b`` is +inf for ``b == 0``)."""
+divisor, miniexpr's of the dividend), ``//``, the bitwise ones, comparisons (only of use
+with ``where``), nor a minus sign (python-blosc2 4.14's reductions of ``a * -1.5`` and
+``a ** -1`` are wrong, and it negates as ``0 - x``, so ``a / -b`` is +inf for ``b ==
+0``)."""
 
 _EXACT_INTEGERS: Final = 1 << 53
 
@@ -126,9 +128,7 @@ def _same_node(node: ast.AST, known: set[str]) -> bool:
             not isinstance(node.op, ast.Pow) or _same_power(node))
     if isinstance(node, ast.UnaryOp):
         return isinstance(node.op, _SAME_OPERATORS)
-    if isinstance(node, ast.Compare):
-        return len(node.ops) == 1 and isinstance(node.ops[0], _SAME_OPERATORS)
-    return isinstance(node, ast.Expression | ast.Load | ast.operator | ast.unaryop | ast.cmpop)
+    return isinstance(node, ast.Expression | ast.Load | ast.operator | ast.unaryop)
 
 
 def same_as_numexpr(expression: str, names: Sequence[str]) -> bool:
@@ -167,9 +167,87 @@ def miniexpr_compiles(expression: str, names: Sequence[str]) -> bool:
 
 
 def fusable(expression: str, names: Sequence[str]) -> bool:
-    """Whether :func:`fused_sum` can sum ``expression`` over float64 operands ``names``:
-    :func:`same_as_numexpr` and :func:`miniexpr_compiles` (before any chunk is read)."""
-    return same_as_numexpr(expression, names) and miniexpr_compiles(expression, names)
+    """Whether :func:`fused_sum` can sum ``expression`` over float64 operands ``names``
+    (before any chunk is read): :func:`same_as_numexpr`, :func:`miniexpr_compiles`, and
+    :func:`sums_as_numexpr` on probes."""
+    return (same_as_numexpr(expression, names) and miniexpr_compiles(expression, names)
+            and sums_as_numexpr(expression, tuple(names)))
+
+
+_PROBE_SHAPE: Final = (3, 32, 33)
+_PROBE_CHUNKS: Final = (2, 16, 32)
+_PROBE_BLOCKS: Final = (1, 8, 16)
+"""Probes have edge chunks and blocks, and several blocks a chunk, as stored arrays do."""
+
+_PROBE_SPECIALS: Final = ((0.0, -0.0, 1e-310, 1.0, -1.0), (np.inf, -np.inf), (1e300, -1e300,
+                          710.0, -745.0), (np.nan,))
+"""Special values, a probe for each group (a NaN or an infinity hides what else a sum
+holds)."""
+
+
+def _probes(expression: str, names: tuple[str, ...]) -> list[dict[str, AnyArray]]:
+    """Operand values to sum the expression over: ordinary values, values of every
+    magnitude, and ordinary values with one special value (zeros, infinities, NaN, huge,
+    subnormal) at a few places, each its own probe (a NaN in one would hide the rest)."""
+    rng = np.random.default_rng(zlib.crc32(expression.encode("utf-8", "replace")))
+    size = math.prod(_PROBE_SHAPE)
+
+    def ordinary() -> AnyArray:
+        return rng.standard_normal(size) * 3
+
+    probes = [{name: ordinary() for name in names}]
+    probes.append({name: np.exp(rng.uniform(-30, 30, size)) * rng.choice([-1.0, 1.0], size)
+                   for name in names})
+    for specials in _PROBE_SPECIALS:
+        probe = {}
+        for name in names:
+            values = ordinary()
+            values[rng.integers(0, size, 16)] = rng.choice(specials, 16)
+            probe[name] = values
+        probes.append(probe)
+    return [{name: v.reshape(_PROBE_SHAPE) for name, v in probe.items()} for probe in probes]
+
+
+def _sums_agree(got: float, want: float, scale: float) -> bool:
+    if math.isnan(want) or math.isnan(got):
+        return math.isnan(want) and math.isnan(got)
+    if math.isinf(want) or math.isinf(got):
+        return want == got
+    return abs(got - want) <= 1e-12 * scale + 1e-300
+
+
+@functools.lru_cache(maxsize=256)
+def sums_as_numexpr(expression: str, names: tuple[str, ...]) -> bool:
+    """Whether python-blosc2's miniexpr sums ``expression`` as numexpr's values summed by
+    NumPy, on probes (:func:`_probes`; checked once per expression).
+
+    The operator and function lists of :func:`same_as_numexpr` are checked one by one;
+    their combinations are not always compiled right (python-blosc2 4.14 sums
+    ``abs(3.25) ** 3 - arctan2(a, arctan(b))`` as if the last term were another), so
+    each expression is tried before its sums are trusted.
+    """
+    b2 = _usable_blosc2()
+    if b2 is None:
+        return False
+    import numexpr  # (a dependency of hyperslab; imported where it is used)
+
+    for probe in _probes(expression, names):
+        arrays = {name: b2.asarray(values, chunks=_PROBE_CHUNKS, blocks=_PROBE_BLOCKS)
+                  for name, values in probe.items()}
+        try:
+            with _EVALUATING, np.errstate(all="ignore"):
+                total = b2.lazyexpr(f"sum({expression})", operands=arrays).compute(
+                    fp_accuracy=b2.FPAccuracy.HIGH)
+                values = numexpr.evaluate(expression, local_dict=probe, global_dict={})
+        except Exception:  # either refuses it: not summed by miniexpr
+            return False
+        finite = np.asarray(values)[np.isfinite(values)]
+        with np.errstate(all="ignore"):
+            want = float(np.sum(values))
+            scale = float(np.sum(np.abs(finite)))
+        if not _sums_agree(float(np.asarray(total)[()]), want, scale):
+            return False
+    return True
 
 
 def _blockshape(layout: FrameLayout, chunkshape: Shape, itemsize: int) -> Shape | None:
@@ -364,10 +442,8 @@ def fused_sum(expression: str, operands: Mapping[str, StoredChunks], shape: Shap
         The sum, or None where python-blosc2 cannot compute it as described in the
         module docstring (then nothing was computed).
 
-    Raises
-    ------
-    ValueError, RuntimeError
-        If python-blosc2 fails on chunks that passed the frame checks (damaged data).
+    Any error of python-blosc2's evaluation also gives None: the caller's own
+    evaluation then reports what is wrong.
     """
     b2 = _usable_blosc2()
     names = list(operands)
@@ -387,9 +463,12 @@ def fused_sum(expression: str, operands: Mapping[str, StoredChunks], shape: Shap
             return None
         arrays[name], blockshape = made
     cparams = b2.CParams(nthreads=max(1, nthreads), splitmode=b2.SplitMode.NEVER_SPLIT)
-    with _EVALUATING:
-        lazy = b2.lazyexpr(f"sum({expression})", operands=arrays)
-        total = lazy.compute(fp_accuracy=b2.FPAccuracy.HIGH, cparams=cparams)
+    try:
+        with _EVALUATING:
+            lazy = b2.lazyexpr(f"sum({expression})", operands=arrays)
+            total = lazy.compute(fp_accuracy=b2.FPAccuracy.HIGH, cparams=cparams)
+    except Exception:  # python-blosc2 refused it: numexpr's tiles then say what is wrong
+        return None
     value = np.asarray(total[()] if hasattr(total, "shape") else total)
     if value.shape != () or value.dtype != FUSED_DTYPE:
         return None

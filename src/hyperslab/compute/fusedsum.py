@@ -31,7 +31,11 @@ from hyperslab.codecs.cframe_expr import (
 )
 from hyperslab.nodes.leaves.storedframes import aligned_box, stored_frames
 
-__all__ = ["GROUP_BYTES", "expression_sum"]
+__all__ = ["GROUP_BYTES", "MIN_ITEMS", "expression_sum"]
+
+MIN_ITEMS = 1 << 20
+"""Smaller expressions are left to numexpr's tiles: they take a few ms at most there, and
+the first fused sum of an expression costs 20-40 ms of checks (``sums_as_numexpr``)."""
 
 GROUP_BYTES: Final = 64 << 20
 """Uncompressed bytes of the chunk rows handed to python-blosc2 in one call (at least one
@@ -52,7 +56,7 @@ def _placement(value: Any) -> tuple[Any, Shape] | None:
 def _operands(expr: Any) -> dict[str, tuple[Any, Shape]] | None:
     """Each operand's leaf and corner, if the expression qualifies (module docstring)."""
     shape = tuple(expr.shape)
-    if (expr._kwargs or expr.dtype != FUSED_DTYPE or not shape or 0 in shape
+    if (expr._kwargs or expr.dtype != FUSED_DTYPE or not shape or math.prod(shape) < MIN_ITEMS
             or expr.maindim is None
             or expr._input_range() != (0, shape[expr.maindim], 1)):
         return None
