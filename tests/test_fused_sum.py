@@ -263,16 +263,39 @@ def test_refused_expressions_read_no_chunk(path: Path, monkeypatch: pytest.Monke
     np.testing.assert_allclose(got, np.sum(ne.evaluate("a % 3", {"a": A})), rtol=1e-12)
 
 
+@pytest.mark.usefixtures("tiles_refused")
+@pytest.mark.parametrize("names", [("a", "b"), ("plain_a", "plain_b"), ("zlib", "b")])
 def test_allocator_tuned_by_the_environment(path: Path, fused_refused: list[str],
-                                            monkeypatch: pytest.MonkeyPatch) -> None:
-    """dask.distributed's workers start with MALLOC_TRIM_THRESHOLD_: the tile route is
-    used."""
+                                            monkeypatch: pytest.MonkeyPatch,
+                                            names: tuple[str, str]) -> None:
+    """dask.distributed's workers start with MALLOC_TRIM_THRESHOLD_: the values are
+    decoded as reads decode them (any filters) and summed by miniexpr in 16 KiB blocks of
+    arrays each thread keeps, never from the stored blocks (fresh pages there)."""
     monkeypatch.setattr(allocator, "_start_environment",
                         lambda: {"MALLOC_TRIM_THRESHOLD_": "65536"})
+    monkeypatch.setattr(fusedsum, "GROUP_BYTES", 1)  # a call per chunk row: arrays reused
     with hyperslab.open_file(path) as f:
-        got = hyperslab.Expr("a * 2 + sin(a)", {"a": f.root.a}).sum()
-    _assert_close(got, _expected("a * 2 + sin(a)", a=A), float(np.abs(A).sum() * 3))
-    assert fused_refused == []
+        operands = {"a": f.get_node("/" + names[0]), "b": f.get_node("/" + names[1])}
+        got = hyperslab.Expr("a * 2 + sin(b)", operands).sum()
+        mean = hyperslab.Expr("a * 2 + sin(b)", operands).mean()
+    want = _expected("a * 2 + sin(b)", a=A, b=B)
+    _assert_close(got, want, float(np.abs(A).sum() * 3))
+    _assert_close(mean, want / A.size, float(np.abs(A).sum() * 3) / A.size)
+    assert fused_refused == []  # (the stored chunks' route)
+
+
+def test_small_blocks_of_any_shape() -> None:
+    """values_sum's slabs: 16 KiB at most, a whole number per row; shapes whose rows
+    divide badly are left to numexpr."""
+    assert cframe_expr.plain_blockshape((32, 256, 512), 8, cframe_expr.SMALL_SLAB_BYTES,
+                                        1 << 12) == (1, 4, 512)
+    assert cframe_expr.plain_blockshape((8, 50, 23), 8, cframe_expr.SMALL_SLAB_BYTES,
+                                        1 << 12) == (1, 50, 23)
+    values = RNG.standard_normal((7, 3, 4099))  # 4099 is a prime: 1-item slabs
+    assert cframe_expr.values_sum("a * 2", {"a": values}) is None
+    edges = RNG.standard_normal((5, 37, 41))
+    got = cframe_expr.values_sum("a * 2 + cos(a)", {"a": edges})
+    _assert_close(got, _expected("a * 2 + cos(a)", a=edges), float(np.abs(edges).sum() * 3))
 
 
 def _damaged_frames(path: Path) -> tuple[list[Any], int]:

@@ -41,7 +41,7 @@ from hyperslab.codecs.cframe import FrameLayout, _blosc2, _byte_view, _decompres
 from hyperslab.codecs.cframe_check import FrameError
 
 __all__ = ["FUSED_DTYPE", "HEADROOM", "StoredChunks", "fusable", "fused_sum", "miniexpr_compiles",
-           "plain_blockshape", "same_as_numexpr", "sums_as_numexpr"]
+           "plain_blockshape", "same_as_numexpr", "sums_as_numexpr", "values_sum"]
 
 FUSED_DTYPE: Final = np.dtype(np.float64)
 """The one operand and result dtype summed here."""
@@ -269,12 +269,13 @@ def _blockshape(layout: FrameLayout, chunkshape: Shape, itemsize: int) -> Shape 
 
 
 def _container(b2: Any, shape: Shape, chunkshape: Shape, blockshape: Shape, nthreads: int,
-               slot: int) -> Any:
+               slot: int, copied: bool = False) -> Any:
     """An in-memory ``NDArray`` whose chunks the caller replaces, all of them: this
     thread's for operand ``slot`` when the last one had this layout (each replaced chunk's
     memory then goes to the next one's copy, instead of every chunk's copy being fresh
-    pages, freed and trimmed with the array), else a new one kept in its place."""
-    key = (shape, chunkshape, blockshape, nthreads)
+    pages, freed and trimmed with the array), else a new one kept in its place.  With
+    ``copied`` its chunks store what is written into it uncompressed."""
+    key = (shape, chunkshape, blockshape, nthreads, copied)
     containers: dict[int, tuple[Any, Any]] | None = getattr(_SCRATCH, "containers", None)
     if containers is None:
         containers = _SCRATCH.containers = {}
@@ -282,8 +283,9 @@ def _container(b2: Any, shape: Shape, chunkshape: Shape, blockshape: Shape, nthr
     if kept is not None and kept[0] == key:
         return kept[1]
     containers.pop(slot, None)  # (its chunks freed before the new array's are copied)
+    cparams = b2.CParams(clevel=0, nthreads=nthreads) if copied else b2.CParams(nthreads=nthreads)
     array = b2.uninit(shape, FUSED_DTYPE, chunks=chunkshape, blocks=blockshape,
-                      cparams=b2.CParams(nthreads=nthreads), dparams=b2.DParams(nthreads=nthreads))
+                      cparams=cparams, dparams=b2.DParams(nthreads=nthreads))
     containers[slot] = (key, array)
     return array
 
@@ -372,21 +374,73 @@ def _copied_chunk_header(nbytes: int, blocksize: int, typesize: int) -> bytes | 
     return bytes(chunk[:HEADROOM])
 
 
-def plain_blockshape(chunkshape: Shape, itemsize: int) -> Shape | None:
-    """Blocks that cut an unfiltered chunk into C-ordered slabs of at most
-    :data:`PLAIN_BLOCK_BYTES` (a whole number of them per chunk, so the chunk's bytes are
-    its blocks' in order); None if such slabs would be under :data:`PLAIN_BLOCK_MIN_BYTES`."""
+def plain_blockshape(chunkshape: Shape, itemsize: int, max_bytes: int = PLAIN_BLOCK_BYTES,
+                     min_bytes: int = PLAIN_BLOCK_MIN_BYTES) -> Shape | None:
+    """Blocks that cut an unfiltered chunk into C-ordered slabs of at most ``max_bytes``
+    (a whole number of them per chunk, so the chunk's bytes are its blocks' in order);
+    None if such slabs would be under ``min_bytes``."""
     for axis in range(len(chunkshape)):
         inner = math.prod(chunkshape[axis + 1 :]) * itemsize
-        if inner > PLAIN_BLOCK_BYTES:
+        if inner > max_bytes:
             continue
         length = chunkshape[axis]
         rows = max(d for d in range(1, length + 1)
-                   if length % d == 0 and d * inner <= PLAIN_BLOCK_BYTES)
-        if rows * inner < PLAIN_BLOCK_MIN_BYTES and math.prod(chunkshape) * itemsize > rows * inner:
+                   if length % d == 0 and d * inner <= max_bytes)
+        if rows * inner < min_bytes and math.prod(chunkshape) * itemsize > rows * inner:
             return None
         return (1,) * axis + (rows, *chunkshape[axis + 1 :])
     return None
+
+
+SMALL_SLAB_BYTES: Final = 16 << 10
+"""Chunks (of one block each) of :func:`values_sum`: buffers of that size come from the
+heap, not fresh pages, even where freed memory goes back to the system at once."""
+
+
+def values_sum(expression: str, operands: Mapping[str, AnyArray], nthreads: int = 1
+               ) -> np.float64 | None:
+    """The sum of ``expression`` over decoded float64 operands of one shape, computed by
+    python-blosc2's miniexpr over Blosc2 copies of them in chunks of one small block.
+
+    For processes whose allocator returns freed memory at once (:mod:`.allocator`), where
+    miniexpr's per-block buffers for the stored blocks (128 KiB and more) would be fresh
+    pages: its buffers for 16 KiB blocks come from the heap.  None where it does not
+    apply (as :func:`fused_sum`).
+    """
+    b2 = _usable_blosc2()
+    names = list(operands)
+    if b2 is None or not operands or not fusable(expression, names):
+        return None
+    shapes = {tuple(np.shape(v)) for v in operands.values()}
+    if len(shapes) != 1:
+        return None
+    shape = shapes.pop()
+    slab = plain_blockshape(shape, FUSED_DTYPE.itemsize, SMALL_SLAB_BYTES, 1 << 12)
+    if slab is None:
+        return None
+    arrays: dict[str, Any] = {}
+    for slot, (name, values) in enumerate(operands.items()):
+        array = _container(b2, shape, slab, slab, max(1, nthreads), slot, copied=True)
+        array[...] = values  # (each chunk's copy takes the memory of the one it replaces)
+        arrays[name] = array
+    return _evaluated_sum(b2, expression, arrays, nthreads)
+
+
+def _evaluated_sum(b2: Any, expression: str, arrays: Mapping[str, Any], nthreads: int
+                   ) -> np.float64 | None:
+    """python-blosc2's sum of ``expression`` over its ``NDArray`` operands (None if it
+    fails: the caller's own evaluation then reports what is wrong)."""
+    cparams = b2.CParams(nthreads=max(1, nthreads), splitmode=b2.SplitMode.NEVER_SPLIT)
+    try:
+        with _EVALUATING:
+            lazy = b2.lazyexpr(f"sum({expression})", operands=arrays)
+            total = lazy.compute(fp_accuracy=b2.FPAccuracy.HIGH, cparams=cparams)
+    except Exception:  # python-blosc2 refused it: numexpr's tiles then say what is wrong
+        return None
+    value = np.asarray(total[()] if hasattr(total, "shape") else total)
+    if value.shape != () or value.dtype != FUSED_DTYPE:
+        return None
+    return np.float64(value[()])
 
 
 def _plain_ndarray(b2: Any, chunks: Sequence[Any], shape: Shape, chunkshape: Shape,
@@ -462,14 +516,4 @@ def fused_sum(expression: str, operands: Mapping[str, StoredChunks], shape: Shap
         if made is None:
             return None
         arrays[name], blockshape = made
-    cparams = b2.CParams(nthreads=max(1, nthreads), splitmode=b2.SplitMode.NEVER_SPLIT)
-    try:
-        with _EVALUATING:
-            lazy = b2.lazyexpr(f"sum({expression})", operands=arrays)
-            total = lazy.compute(fp_accuracy=b2.FPAccuracy.HIGH, cparams=cparams)
-    except Exception:  # python-blosc2 refused it: numexpr's tiles then say what is wrong
-        return None
-    value = np.asarray(total[()] if hasattr(total, "shape") else total)
-    if value.shape != () or value.dtype != FUSED_DTYPE:
-        return None
-    return np.float64(value[()])
+    return _evaluated_sum(b2, expression, arrays, nthreads)

@@ -17,6 +17,7 @@ tiles with numexpr as before.
 from __future__ import annotations
 
 import math
+import threading
 from typing import Any, Final
 
 import numpy as np
@@ -28,7 +29,9 @@ from hyperslab.codecs.cframe_expr import (
     StoredChunks,
     fusable,
     fused_sum,
+    values_sum,
 )
+from hyperslab.nodes.leaves.reducible import read_leaf_box
 from hyperslab.nodes.leaves.storedframes import aligned_box, stored_frames
 
 __all__ = ["GROUP_BYTES", "MIN_ITEMS", "expression_sum"]
@@ -82,13 +85,12 @@ def expression_sum(expr: Any) -> np.float64 | None:
 
     python-blosc2 evaluates in as many threads as the first operand's File has workers,
     also within a Dask task: it holds the GIL while it works, so tasks of one process do
-    not evaluate at once.  Not where the allocator returns freed memory at once
-    (:mod:`hyperslab.codecs.allocator`): miniexpr allocates buffers for every block, and
-    such pages made it slower than numexpr's tiles (which reuse theirs) in
-    dask.distributed's workers.
+    not evaluate at once.  Where the allocator returns freed memory at once
+    (:mod:`hyperslab.codecs.allocator`, as in dask.distributed's workers) miniexpr's
+    buffers for every stored block (128 KiB and more) would be fresh pages, slower than
+    numexpr's tiles: there the values are decoded as reads decode them and evaluated in
+    blocks of 16 KiB.
     """
-    if allocator_returns_memory():
-        return None
     placed = _operands(expr)
     if placed is None:
         return None
@@ -96,20 +98,53 @@ def expression_sum(expr: Any) -> np.float64 | None:
     first_leaf = next(iter(placed.values()))[0]
     chunkshape = first_leaf.chunkshape
     nthreads = first_leaf._engine.workers
+    decoded = allocator_returns_memory()
     row_bytes = math.prod(shape[1:]) * chunkshape[0] * FUSED_DTYPE.itemsize
     rows = max(1, GROUP_BYTES // max(1, row_bytes)) * chunkshape[0]
     total = np.float64(0.0)
     for first in range(0, shape[0], rows):
         length = min(rows, shape[0] - first)
         group_shape = (length, *shape[1:])
-        frames: dict[str, StoredChunks] = {}
-        for slot, (name, (leaf, corner)) in enumerate(placed.items()):
-            found = stored_frames(leaf, (corner[0] + first, *corner[1:]), group_shape, slot)
-            if found is None:
-                return None
-            frames[name] = found
-        partial = fused_sum(expr.expression, frames, group_shape, chunkshape, nthreads)
+        if decoded:
+            partial = _decoded_sum(expr.expression, placed, first, group_shape, nthreads)
+        else:
+            partial = _stored_sum(expr.expression, placed, first, group_shape, chunkshape,
+                                  nthreads)
         if partial is None:
             return None
         total += partial
     return total
+
+
+def _stored_sum(expression: str, placed: dict[str, tuple[Any, Shape]], first: int,
+                group_shape: Shape, chunkshape: Shape, nthreads: int) -> np.float64 | None:
+    """The sum over one group of chunk rows, from the stored chunks."""
+    frames: dict[str, StoredChunks] = {}
+    for slot, (name, (leaf, corner)) in enumerate(placed.items()):
+        found = stored_frames(leaf, (corner[0] + first, *corner[1:]), group_shape, slot)
+        if found is None:
+            return None
+        frames[name] = found
+    return fused_sum(expression, frames, group_shape, chunkshape, nthreads)
+
+
+_DECODED: dict[int, threading.local] = {}
+"""Per operand position, each thread's buffer for decoded groups."""
+_DECODED_LOCK = threading.Lock()
+
+
+def _decoded_sum(expression: str, placed: dict[str, tuple[Any, Shape]], first: int,
+                 group_shape: Shape, nthreads: int) -> np.float64 | None:
+    """The sum over one group of chunk rows, from its values decoded as reads decode them
+    (into a buffer per thread and operand), copied into Blosc2 chunks of small blocks
+    (:func:`~hyperslab.codecs.cframe_expr.values_sum`): where the allocator returns freed
+    memory at once, miniexpr's buffers for the stored blocks would be fresh pages."""
+    values: dict[str, Any] = {}
+    for slot, (name, (leaf, corner)) in enumerate(placed.items()):
+        with _DECODED_LOCK:
+            buffers = _DECODED.setdefault(slot, threading.local())
+        key = tuple(slice(at + (first if axis == 0 else 0),
+                          at + (first if axis == 0 else 0) + length)
+                    for axis, (at, length) in enumerate(zip(corner, group_shape, strict=True)))
+        values[name] = read_leaf_box(leaf, key, True, buffers)
+    return values_sum(expression, values, nthreads)
