@@ -177,7 +177,9 @@ def test_bad_options_are_refused(capsys: pytest.CaptureFixture[str]) -> None:
 def test_python_m_bench_daskbench_and_hyperslab_bench() -> None:
     assert "daskbench" in benchmark_names() and "dask" not in benchmark_names()
     for cmd in ([sys.executable, "-m", "bench", "daskbench", "--help"],
-                [sys.executable, "-m", "hyperslab.tools.cli", "bench", "daskbench", "--help"]):
+                [sys.executable, "-m", "hyperslab.tools.cli", "bench", "daskbench", "--help"],
+                [sys.executable, "-m", "bench", "dask", "--help"],  # the name
+                [sys.executable, "-m", "hyperslab.tools.cli", "bench", "dask", "--help"]):
         proc = subprocess.run(cmd, cwd=REPO_ROOT, capture_output=True, text=True, check=False)
         assert proc.returncode == 0, proc.stderr
         assert "--quick" in proc.stdout and "--tmpdir" in proc.stdout
