@@ -38,6 +38,7 @@ import numpy as np
 from hyperslab._typing import AnyArray, Shape
 from hyperslab.codecs.blockshape import ext_shape
 from hyperslab.codecs.cframe import FrameLayout, _blosc2, _byte_view, _decompress, parse_frame
+from hyperslab.codecs.cframe_blocks import scratch_block
 from hyperslab.codecs.cframe_check import FrameError
 
 __all__ = ["FUSED_DTYPE", "HEADROOM", "StoredChunks", "fusable", "fused_sum", "miniexpr_compiles",
@@ -54,8 +55,7 @@ _EVALUATING: Final = threading.Lock()
 expressions keep module-level state between calls."""
 
 _SCRATCH: Final = threading.local()
-"""Each thread's buffer for checking that chunks decompress, and its ``NDArray`` per
-operand (:func:`_container`)."""
+"""Each thread's ``NDArray`` per operand (:func:`_container`)."""
 
 
 @functools.cache
@@ -169,9 +169,15 @@ def miniexpr_compiles(expression: str, names: Sequence[str]) -> bool:
 def fusable(expression: str, names: Sequence[str]) -> bool:
     """Whether :func:`fused_sum` can sum ``expression`` over float64 operands ``names``
     (before any chunk is read): :func:`same_as_numexpr`, :func:`miniexpr_compiles`, and
-    :func:`sums_as_numexpr` on probes."""
+    :func:`sums_as_numexpr` on probes.  Decided once per expression and names (the
+    callers ask again for every group of chunk rows)."""
+    return _fusable(expression, tuple(names))
+
+
+@functools.lru_cache(maxsize=256)
+def _fusable(expression: str, names: tuple[str, ...]) -> bool:
     return (same_as_numexpr(expression, names) and miniexpr_compiles(expression, names)
-            and sums_as_numexpr(expression, tuple(names)))
+            and sums_as_numexpr(expression, names))
 
 
 _PROBE_SHAPE: Final = (3, 32, 33)
@@ -290,21 +296,12 @@ def _container(b2: Any, shape: Shape, chunkshape: Shape, blockshape: Shape, nthr
     return array
 
 
-def _scratch(nbytes: int) -> AnyArray:
-    """``nbytes`` of this thread's buffer for checking chunks (reused: fresh memory costs a
-    page fault per 4 KB)."""
-    buffer: AnyArray | None = getattr(_SCRATCH, "buffer", None)
-    if buffer is None or buffer.nbytes < nbytes:
-        buffer = _SCRATCH.buffer = np.empty(nbytes, dtype=np.uint8)
-    return buffer[:nbytes]
-
-
 def _decodes(chunk: memoryview, nbytes: int, nthreads: int) -> bool:
     """Whether Blosc2 decompresses the inner chunk ``chunk`` of ``nbytes`` bytes (into a
     scratch buffer, then forgotten).  python-blosc2's miniexpr does not survive a chunk it
     fails to decompress (its worker threads wait forever), so none is handed to it."""
     try:
-        _decompress(chunk, _scratch(nbytes), nthreads)
+        _decompress(chunk, scratch_block(nbytes), nthreads)
     except FrameError:
         return False
     return True

@@ -17,7 +17,6 @@ tiles with numexpr as before.
 from __future__ import annotations
 
 import math
-import threading
 from typing import Any, Final
 
 import numpy as np
@@ -31,7 +30,7 @@ from hyperslab.codecs.cframe_expr import (
     fused_sum,
     values_sum,
 )
-from hyperslab.nodes.leaves.reducible import read_leaf_box
+from hyperslab.nodes.leaves.reducible import operand_buffers, read_leaf_box
 from hyperslab.nodes.leaves.storedframes import aligned_box, stored_frames
 
 __all__ = ["GROUP_BYTES", "MIN_ITEMS", "expression_sum"]
@@ -128,23 +127,17 @@ def _stored_sum(expression: str, placed: dict[str, tuple[Any, Shape]], first: in
     return fused_sum(expression, frames, group_shape, chunkshape, nthreads)
 
 
-_DECODED: dict[int, threading.local] = {}
-"""Per operand position, each thread's buffer for decoded groups."""
-_DECODED_LOCK = threading.Lock()
-
-
 def _decoded_sum(expression: str, placed: dict[str, tuple[Any, Shape]], first: int,
                  group_shape: Shape, nthreads: int) -> np.float64 | None:
     """The sum over one group of chunk rows, from its values decoded as reads decode them
-    (into a buffer per thread and operand), copied into Blosc2 chunks of small blocks
+    (into the thread's buffer for the operand, which the tiles of a Dask task's Window
+    use too), copied into Blosc2 chunks of small blocks
     (:func:`~hyperslab.codecs.cframe_expr.values_sum`): where the allocator returns freed
     memory at once, miniexpr's buffers for the stored blocks would be fresh pages."""
     values: dict[str, Any] = {}
     for slot, (name, (leaf, corner)) in enumerate(placed.items()):
-        with _DECODED_LOCK:
-            buffers = _DECODED.setdefault(slot, threading.local())
         key = tuple(slice(at + (first if axis == 0 else 0),
                           at + (first if axis == 0 else 0) + length)
                     for axis, (at, length) in enumerate(zip(corner, group_shape, strict=True)))
-        values[name] = read_leaf_box(leaf, key, True, buffers)
+        values[name] = read_leaf_box(leaf, key, True, operand_buffers(slot))
     return values_sum(expression, values, nthreads)

@@ -11,7 +11,6 @@ runs on any scheduler.
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Mapping
 from typing import Any
 
@@ -24,7 +23,7 @@ from hyperslab.compute.conditions import serial_numexpr
 from hyperslab.compute.daskio.arrays import aligned_chunks, graph_token
 from hyperslab.compute.daskio.fused import FusedArray, block_keys, opening_token
 from hyperslab.compute.expressions import Expr, is_on_disk
-from hyperslab.nodes.leaves.reducible import read_leaf_box
+from hyperslab.nodes.leaves.reducible import operand_buffers, read_leaf_box
 
 __all__ = ["ExprArray", "Window", "expr_block_eval", "expr_block_reduce", "expr_to_dask"]
 
@@ -34,16 +33,6 @@ Operands = Mapping[str, Any]
 Spec = tuple[str, Operands, dict[str, Any], np.dtype[Any]]
 """What a task needs of an expression: its text, operands, numexpr keywords and result
 dtype."""
-
-_BUFFERS: dict[int, threading.local] = {}
-"""Per operand position, each thread's tile buffer (operands of one tile need their own)."""
-_BUFFERS_LOCK = threading.Lock()
-
-
-def _buffers(position: int) -> threading.local:
-    with _BUFFERS_LOCK:
-        return _BUFFERS.setdefault(position, threading.local())
-
 
 class Window:
     """An on-disk operand seen through one block: ``leaf[key]`` as an operand of
@@ -57,7 +46,7 @@ class Window:
         self._corner = tuple(int(k.start) for k in key)
         self.shape: tuple[int, ...] = tuple(int(k.stop) - int(k.start) for k in key)
         self.dtype: np.dtype[Any] = np.dtype(leaf.dtype)
-        self._buffers = _buffers(position)
+        self._buffers = operand_buffers(position)
 
     def _tile_engine(self) -> None:
         """None: the task evaluates its tiles in its own thread (Dask runs the tasks in

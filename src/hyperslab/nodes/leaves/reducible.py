@@ -74,6 +74,18 @@ def _read_box(leaf: Leaf, key: tuple[slice, ...], serial: bool,
         dataset, key, engine if engine.kind is RawKind.BLOSC2 else None))
 
 
+_OPERAND_BUFFERS: dict[int, threading.local] = {}
+_OPERAND_BUFFERS_LOCK = threading.Lock()
+
+
+def operand_buffers(position: int) -> threading.local:
+    """The ``buffers`` of :func:`read_leaf_box` for the operand at ``position`` of an
+    expression: each thread's own, one per position (the operands of one tile are needed
+    at once)."""
+    with _OPERAND_BUFFERS_LOCK:
+        return _OPERAND_BUFFERS.setdefault(position, threading.local())
+
+
 def _thread_buffer(buffers: threading.local, key: tuple[slice, ...],
                    dataset: Any) -> AnyArray:
     """An array of the box's shape in the calling thread's reusable buffer."""
@@ -336,4 +348,4 @@ class Reducible:
         return _reduce(self, "argmax", axis, keepdims=keepdims)
 
 
-__all__ = ["LeafTiles", "Reducible", "TileReadable", "read_leaf_box"]
+__all__ = ["LeafTiles", "Reducible", "TileReadable", "operand_buffers", "read_leaf_box"]
