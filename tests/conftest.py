@@ -52,6 +52,7 @@ def indexed_queries(monkeypatch: pytest.MonkeyPatch) -> list[int]:
     """Always take the indexed path where an index applies (never fall back to a scan
     for many candidates), and count the queries that took it (one item each)."""
     monkeypatch.setattr(indexed, "SCAN_SHARE", float("inf"))
+    monkeypatch.setattr(indexed, "FEW_CHUNKS_SCAN_SHARE", float("inf"))
     taken: list[int] = []
     real = indexed.candidate_batches
 

@@ -30,6 +30,30 @@ from hyperslab.storage.datasets import Dataset
 BLOCK_BYTES = 2 << 20
 """Bytes of rows read at a time when streaming a table (whole chunks, at least one)."""
 
+PREAD_POINTS_MAX = 256
+"""Up to this many rows at coordinates, a read-only unfiltered table's dataset reads each
+run of consecutive rows with a ``pread`` (as :meth:`~hyperslab.storage.datasets.Dataset.\
+read_points` does), more through HDF5's point selection."""
+
+SPAN_BYTES_PER_RUN = 4096
+"""A table without Blosc2 reads rows at sorted coordinates as the span from the first to
+the last, and takes them from it, where that is cheaper than reading the points: a span
+costs ~20 us and a copy of ~6.7 GB/s, a ``pread`` ~0.8 us a run of rows
+(:data:`PREAD_POINTS_MAX`), HDF5's point selection ~0.07 us a row.  So the span is read
+where its bytes are at most this many times (the runs - :data:`SPAN_FIXED_COUNT`) for
+preads, :data:`SPAN_BYTES_PER_POINT` times (the rows - :data:`PREAD_POINTS_MAX`) for a point
+selection.  Measured on a 20,000-row, 24-byte-row unfiltered table: 100 rows spread over
+9,274 read in 27 us instead of 84, 10,000 over 19,631 in 222 instead of 719."""
+
+SPAN_FIXED_COUNT = 24
+"""See :data:`SPAN_BYTES_PER_RUN`."""
+
+SPAN_BYTES_PER_POINT = 512
+"""See :data:`SPAN_BYTES_PER_RUN`."""
+
+SPAN_POINTS_MAX_BYTES = 32 << 20
+"""Spans read for points are at most this big (else the points are read one by one)."""
+
 Result = TypeVar("Result")
 
 
@@ -369,8 +393,36 @@ class RecordIO:
                 # Only the Blosc2 blocks holding the rows are decoded (read_points).
                 found = self.native(self.engine.read_points(unique))
             else:
-                found = self.native(self.dataset.read_points(unique))
+                found = self.native(self._points_from_hdf5(unique))
         return found if inverse is None else found[inverse]
+
+    def _span_pays(self, rows: AnyArray, span: int) -> bool:
+        """Whether reading the ``span`` bytes around sorted ``rows`` costs less than
+        reading the rows (:data:`SPAN_BYTES_PER_RUN`)."""
+        if span > SPAN_POINTS_MAX_BYTES:
+            return False
+        raw = None if self.dataset.chunks is None else self.dataset.raw_chunks()
+        preads = raw is not None and raw.uses_pread and not raw.nfilters
+        if len(rows) > PREAD_POINTS_MAX or not preads:
+            return span <= SPAN_BYTES_PER_POINT * (len(rows) - PREAD_POINTS_MAX)
+        if len(rows) <= SPAN_FIXED_COUNT:
+            return False
+        runs = 1 + int(np.count_nonzero(np.diff(rows) != 1))
+        return span <= SPAN_BYTES_PER_RUN * (runs - SPAN_FIXED_COUNT)
+
+    def _points_from_hdf5(self, rows: AnyArray) -> AnyArray:
+        """Rows at sorted, unique ``rows`` of a table without Blosc2, in the file's layout:
+        taken from the span they lie in where that is cheaper
+        (:data:`SPAN_BYTES_PER_RUN`), else read as points."""
+        lo, hi = int(rows[0]), int(rows[-1]) + 1
+        if not self._span_pays(rows, (hi - lo) * self.file_dtype.itemsize):
+            return self.dataset.read_points(rows)
+        box = ((lo, hi),)
+        if self.engine.serves_read(box):  # many deflate chunks
+            data = self.engine.read_box(box, None)
+        else:
+            data = self.dataset.read_rows(lo, hi - lo, 1, None)
+        return data[rows - lo]
 
     # ------------------------------------------------------------------ writing
     def write_span(self, start: int, records: AnyArray) -> None:
