@@ -384,17 +384,23 @@ def test_decode_region_with_steps_decodes_the_blocks_holding_selected_items(
 
 @pytest.fixture
 def monkeypatch_blocks(monkeypatch: pytest.MonkeyPatch) -> list[int]:
-    """The numbers of the blocks ``FrameBlocks.decode`` decodes (cleared by the test)."""
+    """The numbers of the blocks ``FrameBlocks.decode`` and ``decode_many`` decode
+    (cleared by the test)."""
     from hyperslab.codecs import cframe_region
 
     decoded: list[int] = []
-    real = cframe_region.FrameBlocks.decode
+    real, real_many = cframe_region.FrameBlocks.decode, cframe_region.FrameBlocks.decode_many
 
     def spy(self: Any, number: int, flat: Any) -> bool:
         decoded.append(number)
         return real(self, number, flat)
 
+    def spy_many(self: Any, numbers: Any, flat: Any) -> None:
+        decoded.extend(numbers)
+        real_many(self, numbers, flat)
+
     monkeypatch.setattr(cframe_region.FrameBlocks, "decode", spy)
+    monkeypatch.setattr(cframe_region.FrameBlocks, "decode_many", spy_many)
     return decoded
 
 
@@ -466,7 +472,7 @@ def test_only_the_touched_blocks_are_decoded(tmp_path: Path,
     real_decompress = cframe_region._decompress
 
     def count_blocks(src: Any, dst: Any, nthreads: int) -> None:
-        calls["blocks"] += 1
+        calls["blocks"] += memoryview(dst).nbytes // (math.prod(blockshape) * 8)
         real_decompress(src, dst, nthreads)
 
     real_decode_into = cframe.decode_into
@@ -529,8 +535,9 @@ def test_a_slab_of_big_blocks_is_decoded_block_by_block(
 def test_chunks_decoding_few_blocks_are_read_without_the_pool(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Pieces of chunks that decode less than _PARTIAL_PARALLEL_MIN_BYTES of blocks each
-    are read in the calling thread (a pool task costs more); above it, in the pool, the
-    first piece of a node's first read in the calling thread (it tells the blocks)."""
+    are read in the calling thread (a pool task costs more); above it, in the pool, all
+    of them from the node's first read on (the block shape is read from the first
+    piece's frame, not learnt by decoding that piece first, in the calling thread)."""
     from concurrent.futures import ThreadPoolExecutor
 
     from hyperslab.chunked import engine
@@ -558,9 +565,9 @@ def test_chunks_decoding_few_blocks_are_read_without_the_pool(
     monkeypatch.setattr(engine, "_PARTIAL_PARALLEL_MIN_BYTES", 64 << 10)
     with hyperslab.open_file(path, max_threads=2) as f:
         np.testing.assert_array_equal(f.root.a[1], expected)
-        assert len(submitted) == 3
+        assert len(submitted) == 4
         np.testing.assert_array_equal(f.root.a[6], data[6])
-        assert len(submitted) == 3 + 4
+        assert len(submitted) == 4 + 4
 
 
 def test_a_corrupt_block_names_its_chunk(tmp_path: Path) -> None:

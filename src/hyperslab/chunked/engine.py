@@ -405,9 +405,12 @@ class ChunkEngine(ChunkWrites):
 
     def _pool_pays(self, pieces: list[GatherPiece], out: AnyArray) -> bool:
         """Whether pieces of Blosc2 chunks decode blocks enough to pay for pool tasks (whole
-        chunks do); the block shape is learnt from the first piece, popped and read here."""
+        chunks do); the block shape is learnt from the first piece's frame (its structure
+        only), or else that piece is popped and read here."""
         if not pieces or pieces[0].full_chunk:
             return True
+        if self._read_blockshape is None:
+            self._read_blockshape = self._frame_blockshape(pieces[0].grid)
         if self._read_blockshape is None:
             self._read_piece(pieces.pop(0), out, 1)
         blockshape = self._read_blockshape
@@ -415,6 +418,18 @@ class ChunkEngine(ChunkWrites):
             return bool(pieces)
         decoded = sum(decoded_bytes(p, blockshape, self._itemsize) for p in pieces)
         return decoded >= _PARTIAL_PARALLEL_MIN_BYTES * len(pieces)
+
+    def _frame_blockshape(self, grid: tuple[int, ...]) -> Shape | None:
+        """The block shape of the stored chunk at ``grid`` if it can be decoded in part,
+        from its frame's structure (read, not decoded); None otherwise."""
+        stored = self._stored_bytes(grid, in_part=True)
+        if stored is None or not self._decodes_in_part(stored[1]):
+            return None
+        try:
+            blocks = frame_blocks(stored[0], self._dtype, chunkshape=self._chunkshape)
+        except cframe.FrameError:
+            return None
+        return None if blocks is None else blocks.blockshape
 
     def read_plain_scattered(
         self, h5key: Sequence[Any], out: AnyArray | None = None
@@ -601,7 +616,8 @@ class ChunkEngine(ChunkWrites):
                 if blocks is not None:
                     self._read_blockshape = blocks.blockshape
                 part = None if blocks is None else decode_region(
-                    blocks, region, self._dtype, load=load, out=into, big_blocks=BIG_BLOCK_BYTES)
+                    blocks, region, self._dtype, load=load, out=into, big_blocks=BIG_BLOCK_BYTES,
+                    work=blocked_scratch)
             except cframe.FrameError:
                 part = None  # not decoded in part: decoded whole below, or reported
             if part is not None:

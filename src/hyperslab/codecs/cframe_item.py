@@ -148,6 +148,27 @@ def block_chunk(chunk: Any, nblock: int, begin: int, end: int, blocksize: int,
     return b"".join((header, I32.pack(CHUNK_EXTLEN + 4), chunk[begin:end]))
 
 
+def blocks_chunk(chunk: Any, spans: list[tuple[int, int]], blocksize: int) -> bytes | None:
+    """A valid Blosc2 chunk of full blocks of `chunk`, in the given order: the blocks whose
+    streams are ``chunk[begin:end]`` for each ``(begin, end)`` of `spans` (see
+    :func:`block_chunk`, which makes a chunk of one block, short ones included).  Blosc2
+    then decompresses them in one call, into ``len(spans) * blocksize`` bytes.  None if a
+    range is not in the chunk."""
+    cbytes = len(chunk)
+    table_end = CHUNK_EXTLEN + 4 * len(spans)
+    starts = np.empty(len(spans), dtype="<i4")
+    position = table_end
+    for n, (begin, end) in enumerate(spans):
+        if not CHUNK_EXTLEN + 4 <= begin < end <= cbytes:
+            return None
+        starts[n] = position
+        position += end - begin
+    header = bytearray(chunk[:CHUNK_EXTLEN])
+    I32.pack_into(header, 4, len(spans) * blocksize)
+    I32.pack_into(header, 12, position)
+    return b"".join((header, starts.tobytes(), *(chunk[b:e] for b, e in spans)))
+
+
 def frame_key(buf: bytes) -> tuple[bytes, int] | None:
     """The memo key of a frame and the end of its compressed data, or None.
 

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import itertools
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Final, Protocol
 
@@ -40,10 +40,19 @@ from hyperslab.codecs.cframe_item import (
     CHUNK_EXTLEN,
     CHUNK_HEAD,
     block_chunk,
+    blocks_chunk,
 )
 
 DEFAULT_MAX_SHARE: Final = 0.5
 """Above this share of the chunk's blocks, decoding the whole chunk at once is cheaper."""
+
+TOGETHER_MAX_BYTES: Final = 8 << 20
+"""The touched blocks of a chunk are decoded together, in groups of at most this many
+bytes of blocks, each group in one Blosc2 call: a call per block cost a one-block chunk
+and a Blosc2 context each (~10 us), and a pool thread switches the GIL on every call."""
+
+MERGE_GAP_BYTES: Final = 16 << 10
+"""Streams of blocks read in part (``load``) this close in the frame are read as one."""
 
 BIG_BLOCK_BYTES: Final = 1 << 17
 """Blocks of at least this many bytes are worth decoding one by one even when a region
@@ -102,6 +111,54 @@ class FrameBlocks:
             return False
         _decompress(part, flat, 1)
         return True
+
+    def decode_many(self, numbers: Sequence[int], flat: AnyArray) -> None:
+        """Decode full blocks ``numbers`` one after another into ``flat`` (``len(numbers)
+        * blocksize`` bytes), in one Blosc2 call (:func:`.cframe_item.blocks_chunk`).
+
+        Raises
+        ------
+        FrameError
+            If a block's streams are not in the chunk, or do not decompress.
+        """
+        start = self.start
+        chunk = blocks_chunk(self.chunk, [(b - start, e - start) for b, e in map(
+            self.stream_range, numbers)], self.blocksize)
+        if chunk is None:
+            raise FrameError("a block's compressed streams lie outside its chunk")
+        _decompress(chunk, flat, 1)
+
+
+def slabs_shape(blockshape: Sequence[int], chunkshape: Sequence[int],
+                blocksize: int, nbytes: int) -> tuple[int, ...] | None:
+    """The shape of the items a chunk of ``blockshape`` blocks holds in C order, where
+    its blocks are slabs: 1 item long along the axes before some axis ``k``, as long as
+    the chunk along those after it.  That is ``chunkshape`` with axis ``k`` rounded up
+    to whole blocks (the last block's padding), so the chunk's decoded bytes
+    (``nbytes``, in blocks of ``blocksize`` bytes) are an array of this shape.  None for
+    other blocks.
+
+    Examples
+    --------
+    >>> slabs_shape((1, 13, 50, 50), (10, 25, 50, 50), 13 * 2500 * 8, 10 * 26 * 2500 * 8)
+    (10, 26, 50, 50)
+    >>> slabs_shape((2, 128, 256), (2, 500, 500), 2 * 128 * 256 * 8, 2 * 512 * 512 * 8) is None
+    True
+    """
+    ndim = len(blockshape)
+    k = next((i for i in range(ndim) if blockshape[i] != 1), ndim - 1)
+    if tuple(blockshape[k + 1:]) != tuple(chunkshape[k + 1:]):
+        return None
+    shape = (*chunkshape[:k], -(-chunkshape[k] // blockshape[k]) * blockshape[k],
+             *chunkshape[k + 1:])
+    items = math.prod(blockshape)
+    if not items or blocksize % items or math.prod(shape) * (blocksize // items) != nbytes:
+        return None
+    return tuple(shape)
+
+
+def _slabs_shape(blocks: FrameBlocks) -> tuple[int, ...] | None:
+    return slabs_shape(blocks.blockshape, blocks.chunkshape, blocks.blocksize, blocks.nbytes)
 
 
 def frame_blocks(buf: Any, dtype: DTypeLike, *,
@@ -205,6 +262,7 @@ def decode_region(
     buf: Any, bounds: tuple[slice, ...], dtype: DTypeLike, *,
     max_share: float = DEFAULT_MAX_SHARE, load: Any = None, out: AnyArray | None = None,
     chunkshape: Sequence[int] | None = None, big_blocks: int | None = None,
+    work: Callable[[int], AnyArray] | None = None,
 ) -> AnyArray | None:
     """The items of a b2nd chunk frame that ``bounds`` selects, decoding only the blocks
     holding some of them.
@@ -235,6 +293,13 @@ def decode_region(
     big_blocks : int, optional
         Blocks of at least this many bytes are decoded one by one whatever share of them
         the region touches (see :data:`BIG_BLOCK_BYTES`).
+    work : callable, optional
+        ``work(nbytes)`` gives a writable ``uint8`` array of ``nbytes`` the caller lends
+        (a buffer it keeps).  Where the region touches more than ``max_share`` of blocks
+        that are slabs of the chunk (see :func:`slabs_shape`), the chunk is decoded whole
+        into it, in one Blosc2 call, and the region copied out: those bytes are already
+        the chunk's items in C order (padding after them along one axis), so no block is
+        decoded alone and nothing is reordered.
 
     Returns
     -------
@@ -261,8 +326,10 @@ def decode_region(
     strides = [math.prod(grid[axis + 1 :]) for axis in range(len(grid))]
     axes = [_axis_blocks(b, n, stride)
             for b, n, stride in zip(bounds, blockshape, strides, strict=True)]
+    most = math.prod(len(parts) for parts in axes) > max_share * math.prod(grid)
+    slabs = _slabs_shape(blocks) if most and work is not None else None
     big = big_blocks is not None and blocks.blocksize >= big_blocks
-    if not big and math.prod(len(parts) for parts in axes) > max_share * math.prod(grid):
+    if most and not big and slabs is None:
         return None
     shape = tuple(len(range(b.start, b.stop, b.step or 1)) for b in bounds)
     if out is None:
@@ -270,8 +337,35 @@ def decode_region(
     elif out.shape != shape or out.dtype != dt or not out.flags.writeable:
         raise ValueError(f"out must be a writable array of shape {shape} and dtype {dt}, "
                          f"not {out.shape} {out.dtype}")
-    straight = len(shape) == 1 and out.flags.c_contiguous
     items = out.view(_copied_as(dt))
+    if slabs is not None and work is not None:
+        _decode_slabs(blocks, slabs, bounds, items, load, work)
+        return out
+    straight = len(shape) == 1 and out.flags.c_contiguous
+    if not straight and _decode_together(blocks, list(itertools.product(*axes)), items,
+                                         load, work):
+        return out
+    return out if _decode_one_by_one(blocks, axes, out, load, straight) else None
+
+
+def _decode_slabs(blocks: FrameBlocks, slabs: tuple[int, ...], bounds: tuple[slice, ...],
+                  items: AnyArray, load: Any, work: Callable[[int], AnyArray]) -> None:
+    """Decode a chunk of slabs (of :func:`slabs_shape` ``slabs``) whole into ``work`` and
+    copy the items ``bounds`` selects into ``items``."""
+    if load is not None:
+        load(blocks.start, blocks.start + len(blocks.chunk))
+    whole = work(blocks.nbytes)
+    _decompress(blocks.chunk, whole, 1)
+    items[...] = whole.view(items.dtype).reshape(slabs)[bounds]
+
+
+def _decode_one_by_one(blocks: FrameBlocks, axes: list[list[tuple[int, slice, slice]]],
+                       out: AnyArray, load: Any, straight: bool) -> bool:
+    """Decode the blocks of ``axes`` (see :func:`_axis_blocks`) one at a time and copy
+    their items into ``out``; blocks of a 1-D region (``straight``) covered whole
+    decode where they go.  False where a block cannot be cut out of its chunk."""
+    blockshape = blocks.blockshape
+    items = out.view(_copied_as(out.dtype))
     block: AnyArray | None = None
     for combo in itertools.product(*axes):
         number = sum(c[0] for c in combo)
@@ -281,14 +375,52 @@ def decode_region(
         if straight and inside[0] == slice(0, blockshape[0], 1):
             # A whole block of a 1-D region: decompressed where it goes.
             if not blocks.decode(number, out[combo[0][2]].view(np.uint8)):
-                return None
+                return False
             continue
         if block is None:
             block = scratch_block(blocks.blocksize).view(items.dtype).reshape(blockshape)
         if not blocks.decode(number, block.reshape(-1).view(np.uint8)):
-            return None
+            return False
         items[tuple(c[2] for c in combo)] = block[inside]
-    return out
+    return True
+
+
+def _decode_together(blocks: FrameBlocks, combos: list[Any], items: AnyArray, load: Any,
+                     work: Callable[[int], AnyArray] | None) -> bool:
+    """Decode the blocks of ``combos`` (per block: its number's shares, the items of it
+    selected and where they go, see :func:`_axis_blocks`) a group at a time, each group in
+    one Blosc2 call (:func:`.cframe_item.blocks_chunk`), and copy their items into
+    ``items``; False, having done nothing, where a block is short (a plain frame's last)."""
+    blocksize, blockshape = blocks.blocksize, blocks.blockshape
+    per_group = max(1, TOGETHER_MAX_BYTES // blocksize)
+    if len(combos) < 2 or any((sum(c[0] for c in combo) + 1) * blocksize > blocks.nbytes
+                              for combo in combos):
+        return False
+    for first in range(0, len(combos), per_group):
+        group = combos[first:first + per_group]
+        numbers = [sum(c[0] for c in combo) for combo in group]
+        if load is not None:
+            for start, stop in _merged([blocks.stream_range(n) for n in numbers]):
+                load(start, stop)
+        nbytes = len(group) * blocksize
+        decoded = work(nbytes) if work is not None else scratch_block(nbytes)
+        blocks.decode_many(numbers, decoded)
+        decoded_blocks = decoded.view(items.dtype).reshape(len(group), *blockshape)
+        for n, combo in enumerate(group):
+            items[tuple(c[2] for c in combo)] = decoded_blocks[n][tuple(c[1] for c in combo)]
+    return True
+
+
+def _merged(spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    """``spans`` (of a frame's bytes) in order, those less than :data:`MERGE_GAP_BYTES`
+    apart read as one."""
+    merged: list[tuple[int, int]] = []
+    for start, stop in sorted(spans):
+        if merged and start - merged[-1][1] < MERGE_GAP_BYTES:
+            merged[-1] = (merged[-1][0], max(stop, merged[-1][1]))
+        else:
+            merged.append((start, stop))
+    return merged
 
 
 class BlockStore(Protocol):
@@ -379,4 +511,4 @@ def _copied_as(dtype: np.dtype[Any]) -> np.dtype[Any]:
 
 __all__ = ["BIG_BLOCK_BYTES", "DEFAULT_MAX_SHARE", "FRAME_HEAD_BYTES", "BlockStore",
            "FrameBlocks", "decode_items", "decode_region", "frame_blocks",
-           "load_frame_structure"]
+           "load_frame_structure", "slabs_shape"]
