@@ -11,6 +11,7 @@ hdf5plugin read the same files as the oracle.
 
 from __future__ import annotations
 
+import itertools
 from collections import Counter
 from pathlib import Path
 from typing import Any
@@ -22,7 +23,6 @@ import numpy as np
 import pytest
 
 import hyperslab
-from hyperslab.chunked import scratch
 from hyperslab.codecs import cframe_region
 from hyperslab.codecs.cframe import parse_frame
 from hyperslab.codecs.cframe_region import decode_region, slabs_shape
@@ -67,36 +67,38 @@ def test_slabs_shape(blockshape: tuple[int, ...], chunkshape: tuple[int, ...],
     assert slabs_shape(blockshape, chunkshape, blocksize, nbytes + 8 * blocksize) is None
 
 
-@pytest.mark.parametrize("blockshape", [(1, 13, 8, 8), (1, 5, 8, 8), (2, 25, 8, 8)])
+@pytest.mark.parametrize("blockshape", [(1, 13, 8, 8), (1, 5, 8, 8), (2, 25, 8, 8),
+                                        (1, 1, 3, 8)])
 @pytest.mark.parametrize("region", [
     (slice(0, 10), slice(0, 25), slice(0, 8), slice(5, 6)),
     (slice(1, 10, 3), slice(2, 25, 4), slice(0, 8, 7), slice(0, 8, 2)),
     (slice(0, 10), slice(24, 25), slice(0, 8), slice(0, 8)),
+    (slice(3, 9, 5), slice(0, 25, 2), slice(1, 8), slice(2, 7)),
 ])
-def test_decode_region_decodes_slabs_whole_into_the_lent_buffer(
+def test_decode_region_decodes_slabs_in_groups_of_rows(
         blockshape: tuple[int, ...], region: tuple[slice, ...],
         monkeypatch: pytest.MonkeyPatch) -> None:
-    """With ``work``, a region touching most slabs decodes the chunk in one call into the
-    lent buffer; exact against NumPy, whatever the steps and the padding."""
+    """A region touching most slabs decodes the rows (along axis 0) from its first to
+    its last in one call (a chunk of less than SLAB_GROUP_BYTES), padding included; one
+    touching few decodes those blocks, in one call; exact against NumPy."""
     chunk = np.random.default_rng(1).integers(-10**6, 10**6, (10, 25, 8, 8))
     frame = _frame(chunk, blockshape)
-    lent: list[np.ndarray] = []
-
-    def work(nbytes: int) -> np.ndarray:
-        lent.append(np.empty(nbytes, dtype=np.uint8))
-        return lent[-1]
-
     sizes = _count_decompress(monkeypatch)
-    part = decode_region(frame, region, "<i8", max_share=0.5, work=work)
+    part = decode_region(frame, region, "<i8", max_share=0.5)
     assert part is not None
     np.testing.assert_array_equal(part, chunk[region])
     nbytes = parse_frame(frame).chunk_nbytes
     blocksize = int(np.prod(blockshape)) * 8
     touched = _touched_blocks(chunk.shape, blockshape, region)
-    nblocks = nbytes // blocksize
-    # one call: the whole chunk where most blocks are touched, else the touched ones
-    assert sizes == [nbytes if touched > nblocks / 2 else touched * blocksize]
-    assert [a.nbytes for a in lent] == sizes
+    if touched > nbytes // blocksize / 2:
+        # the units of blocks holding selected rows, each run of consecutive ones a call
+        unit = blockshape[0]  # rows a unit holds
+        unit_bytes = nbytes // -(-10 // unit)
+        units = sorted({row // unit for row in range(10)[region[0]]})
+        runs = 1 + sum(b != a + 1 for a, b in itertools.pairwise(units))
+        assert len(sizes) == runs and sum(sizes) == len(units) * unit_bytes
+    else:
+        assert sizes == [touched * blocksize]
 
 
 def _touched_blocks(shape: tuple[int, ...], blockshape: tuple[int, ...],
@@ -111,14 +113,35 @@ def _touched_blocks(shape: tuple[int, ...], blockshape: tuple[int, ...],
     return int(split.any(axis=tuple(range(1, 2 * len(shape), 2))).sum())
 
 
-def test_without_a_buffer_slabs_are_not_decoded_whole(monkeypatch: pytest.MonkeyPatch) -> None:
-    """No ``work``: small slabs not at all (the caller decodes the chunk whole), big ones
-    as any big blocks, all the touched ones in one call."""
+def test_slabs_go_a_group_of_rows_at_a_time(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A chunk of slabs bigger than SLAB_GROUP_BYTES is decoded a group of whole rows at
+    a time, never more than a group at once; rows between selected ones (a step) that
+    fill a group are not decoded."""
+    chunk = np.random.default_rng(2).integers(0, 1000, (40, 20, 64, 8))  # 80 KiB rows
+    frame = _frame(chunk, (1, 10, 64, 8))
+    monkeypatch.setattr(cframe_region, "SLAB_GROUP_BYTES", 3 * 20 * 64 * 8 * 8)
+    sizes = _count_decompress(monkeypatch)
+    region = (slice(0, 40), slice(0, 20, 3), slice(5, 6), slice(0, 8))
+    part = decode_region(frame, region, "<i8", max_share=0.5)
+    assert part is not None
+    np.testing.assert_array_equal(part, chunk[region])
+    row = 20 * 64 * 8 * 8
+    assert sizes == [3 * row] * 13 + [row]
+    sizes.clear()
+    region = (slice(0, 40, 10), slice(0, 20), slice(0, 64, 9), slice(0, 8))
+    part = decode_region(frame, region, "<i8", max_share=0.0)
+    assert part is not None
+    np.testing.assert_array_equal(part, chunk[region])
+    assert sizes == [row] * 4  # rows 0, 10, 20 and 30, each the only one of its group
+
+
+def test_big_slabs_touched_all_over_are_decoded_in_groups_too(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Slabs of at least ``big_blocks`` bytes take the same route (no block on its own)."""
     chunk = np.arange(10 * 25 * 8 * 8, dtype="<i8").reshape(10, 25, 8, 8)
     region = (slice(0, 10), slice(0, 25), slice(0, 8), slice(5, 6))
     frame = _frame(chunk, (1, 13, 8, 8))
     sizes = _count_decompress(monkeypatch)
-    assert decode_region(frame, region, "<i8", max_share=0.5) is None
     part = decode_region(frame, region, "<i8", max_share=0.5, big_blocks=13 * 64 * 8)
     assert part is not None
     np.testing.assert_array_equal(part, chunk[region])
@@ -139,9 +162,9 @@ def _write(path: Path, data: np.ndarray, chunkshape: tuple[int, ...],
 def test_reads_touching_most_slabs_decode_each_chunk_once(
         tmp_path: Path, dtype: str, monkeypatch: pytest.MonkeyPatch) -> None:
     """``a[..., k]`` of a file whose padded slabs (``(1, 13, 16, 16)`` of ``(4, 25, 16,
-    16)`` chunks) all hold selected items: one whole-chunk Blosc2 call per chunk, into the
-    thread's kept buffer (the same memory on the next read); exact against h5py +
-    hdf5plugin on the same file, edge chunks and other byte orders included."""
+    16)`` chunks) all hold selected items: one Blosc2 call per chunk, for all its rows;
+    exact against h5py + hdf5plugin on the same file, edge chunks and other byte orders
+    included."""
     data = np.random.default_rng(3).integers(0, 5000, (10, 50, 16, 40)).astype(dtype)
     path = tmp_path / "slabs.h5"
     _write(path, data, (4, 25, 16, 16), (1, 13, 16, 16))
@@ -149,16 +172,13 @@ def test_reads_touching_most_slabs_decode_each_chunk_once(
     with h5py.File(path) as h5:
         expected = [h5["a"][key] for key in keys]
     sizes = _count_decompress(monkeypatch)
-    chunk_nbytes = 4 * 26 * 16 * 16 * data.itemsize
+    row = 26 * 16 * 16 * data.itemsize
     with hyperslab.open_file(path, max_threads=1) as f:
         np.testing.assert_array_equal(f.root.a[..., 5], expected[0])
-        # 2 x 2 chunks of the first column decoded whole; the 2 edge chunks (2 rows of
-        # 4) hold selected items in half of their slabs only: those 4, in one call
-        assert Counter(sizes) == {chunk_nbytes: 4, 4 * 13 * 16 * 16 * data.itemsize: 2}
-        kept = scratch._chunk_scratch.blocked
+        # 2 x 2 chunks of the first column, 4 rows each; the 2 edge chunks hold 2 rows
+        assert Counter(sizes) == {4 * row: 4, 2 * row: 2}
         for key, values in zip(keys, expected, strict=True):
             np.testing.assert_array_equal(f.root.a[key], values)
-        assert scratch._chunk_scratch.blocked is kept
 
 
 def test_reads_touching_few_slabs_still_decode_only_those(

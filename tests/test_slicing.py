@@ -35,7 +35,7 @@ import hyperslab
 from hyperslab.chunked.engine import _RAW_READ_MIN_BYTES, ChunkEngine
 from hyperslab.codecs.cframe import parse_frame
 from hyperslab.codecs.cframe_item import MEMCPYED
-from hyperslab.codecs.cframe_region import decode_items, decode_region
+from hyperslab.codecs.cframe_region import decode_items, decode_region, slabs_shape
 from hyperslab.errors import HDF5ExtError
 from hyperslab.storage.datasets import Dataset
 
@@ -350,13 +350,22 @@ def test_decode_region_matches_the_chunk(drawn: tuple[np.ndarray, bytes, tuple[i
     out = np.full(part.shape, 3, dtype=chunk.dtype)
     assert decode_region(frame, tuple(bounds), chunk.dtype, max_share=1.0, out=out) is out
     np.testing.assert_array_equal(out, part)
-    # More blocks than the share allows: None (the caller decodes the whole chunk).
+    # More blocks than the share allows: None (the caller decodes the whole chunk),
+    # unless the blocks are slabs of a chunk of 2 or more dimensions (decoded a group of
+    # rows at a time).
     touched = math.prod((b.stop - 1) // n - b.start // n + 1
                         for b, n in zip(bounds, blockshape, strict=True))
     nblocks = math.prod(-(-c // n) for c, n in zip(chunk.shape, blockshape, strict=True))
     share = data.draw(st.sampled_from([0.0, 0.25, 0.5]))
-    assert (decode_region(frame, tuple(bounds), chunk.dtype, max_share=share) is None) == (
-        touched > share * nblocks)
+    layout = parse_frame(frame)
+    slabs = None if chunk.ndim < 2 else slabs_shape(blockshape, chunk.shape, layout.blocksize,
+                                                    layout.chunk_nbytes)
+    got = decode_region(frame, tuple(bounds), chunk.dtype, max_share=share)
+    if touched > share * nblocks and slabs is None:
+        assert got is None
+    else:
+        assert got is not None
+        np.testing.assert_array_equal(got, chunk[tuple(bounds)])
 
 
 @settings(max_examples=150, deadline=None,
@@ -494,13 +503,19 @@ def test_only_the_touched_blocks_are_decoded(tmp_path: Path,
 
 def test_decode_region_decodes_big_blocks_one_by_one_whatever_the_share() -> None:
     """Blocks of ``big_blocks`` bytes or more are decoded one by one even when the region
-    touches more of them than ``max_share`` allows (no whole chunk to reorder)."""
+    touches more of them than ``max_share`` allows (no whole chunk to reorder).  Blocks
+    that are slabs are decoded a group of rows at a time instead, whatever their size
+    (``tests/test_slab_chunks.py``)."""
     items = np.arange(64 * 64, dtype="<i8").reshape(64, 64)
-    frame = _chunk_frame(items, (0, 0), (64, 64), (16, 64), "lz4")  # 4 blocks of 8 KiB
-    region = (slice(0, 64, 3), slice(5, 6))  # every block
-    assert decode_region(frame, region, "<i8", max_share=0.5) is None
-    assert decode_region(frame, region, "<i8", max_share=0.5, big_blocks=8193) is None
-    part = decode_region(frame, region, "<i8", max_share=0.5, big_blocks=8192)
+    frame = _chunk_frame(items, (0, 0), (64, 64), (16, 32), "lz4")  # 8 blocks of 4 KiB
+    region = (slice(0, 64, 3), slice(5, 6))  # every block of the first column of blocks
+    assert decode_region(frame, region, "<i8", max_share=0.4) is None
+    assert decode_region(frame, region, "<i8", max_share=0.4, big_blocks=4097) is None
+    part = decode_region(frame, region, "<i8", max_share=0.4, big_blocks=4096)
+    assert part is not None
+    np.testing.assert_array_equal(part, items[region])
+    slabs = _chunk_frame(items, (0, 0), (64, 64), (16, 64), "lz4")  # 4 slabs of 8 KiB
+    part = decode_region(slabs, region, "<i8", max_share=0.5)
     assert part is not None
     np.testing.assert_array_equal(part, items[region])
 

@@ -616,8 +616,7 @@ class ChunkEngine(ChunkWrites):
                 if blocks is not None:
                     self._read_blockshape = blocks.blockshape
                 part = None if blocks is None else decode_region(
-                    blocks, region, self._dtype, load=load, out=into, big_blocks=BIG_BLOCK_BYTES,
-                    work=blocked_scratch)
+                    blocks, region, self._dtype, load=load, out=into, big_blocks=BIG_BLOCK_BYTES)
             except cframe.FrameError:
                 part = None  # not decoded in part: decoded whole below, or reported
             if part is not None:
