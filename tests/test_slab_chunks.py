@@ -18,7 +18,7 @@ from typing import Any
 
 import blosc2
 import h5py
-import hdf5plugin  # noqa: F401  (registers the Blosc2 filter)
+import hdf5plugin
 import numpy as np
 import pytest
 
@@ -191,3 +191,16 @@ def test_reads_touching_few_slabs_still_decode_only_those(
     with hyperslab.open_file(path, max_threads=1) as f:
         np.testing.assert_array_equal(f.root.a[2], data[2])
     assert sizes == [2 * 13 * 16 * 16 * 8] * 2
+
+
+def test_pieces_leaving_nothing_to_decode_later(tmp_path: Path) -> None:
+    """Edge chunks read whole by the pieces themselves leave the split decoding nothing to
+    run (found by ``test_slicing::test_every_selection_matches_numpy``)."""
+    data = np.arange(7, dtype=">i4").reshape(7, 1)
+    path = tmp_path / "edges.h5"
+    with h5py.File(path, "w") as h5:
+        h5.create_dataset("a", data=data, chunks=(6, 10923), maxshape=(None, None),
+                          **hdf5plugin.Blosc2(cname="lz4", clevel=5))
+    with hyperslab.open_file(path, max_threads=2) as f:
+        np.testing.assert_array_equal(f.root.a[...], data)
+        np.testing.assert_array_equal(f.root.a[1:7], data[1:7])

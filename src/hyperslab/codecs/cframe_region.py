@@ -17,9 +17,10 @@ whole chunk.  Malformed frames raise :class:`~hyperslab.codecs.cframe.FrameError
 
 from __future__ import annotations
 
+import functools
 import itertools
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Final, Protocol
 
@@ -271,6 +272,7 @@ def decode_region(
     buf: Any, bounds: tuple[slice, ...], dtype: DTypeLike, *,
     max_share: float = DEFAULT_MAX_SHARE, load: Any = None, out: AnyArray | None = None,
     chunkshape: Sequence[int] | None = None, big_blocks: int | None = None,
+    jobs: list[Callable[[], None]] | None = None,
 ) -> AnyArray | None:
     """The items of a b2nd chunk frame that ``bounds`` selects, decoding only the blocks
     holding some of them.
@@ -301,6 +303,15 @@ def decode_region(
     big_blocks : int, optional
         Blocks of at least this many bytes are decoded one by one whatever share of them
         the region touches (see :data:`BIG_BLOCK_BYTES`).
+    jobs : list, optional
+        With ``out``: the blocks' streams are loaded here, but decoding them and copying
+        their items into ``out`` is left to callables appended to this list (each decodes
+        a group of blocks in one Blosc2 call, which releases the GIL), so that a caller
+        with many chunks may run them in several threads.  They raise
+        :class:`~hyperslab.codecs.cframe.FrameError` if a block does not decompress.  A
+        region decoded block by block (a 1-D one covering whole blocks, or one block)
+        is decoded here all the same.
+
     Returns
     -------
     numpy.ndarray or None
@@ -334,27 +345,30 @@ def decode_region(
         return None
     shape = tuple(len(range(b.start, b.stop, b.step or 1)) for b in bounds)
     if out is None:
+        if jobs is not None:
+            raise ValueError("decode_region leaves jobs only with an out array to fill")
         out = np.empty(shape, dtype=dt)
     elif out.shape != shape or out.dtype != dt or not out.flags.writeable:
         raise ValueError(f"out must be a writable array of shape {shape} and dtype {dt}, "
                          f"not {out.shape} {out.dtype}")
     items = out.view(_copied_as(dt))
     if slabs is not None:
-        _decode_slabs(blocks, slabs, bounds, items, load)
+        _decode_slabs(blocks, slabs, bounds, items, load, jobs)
         return out
     straight = len(shape) == 1 and out.flags.c_contiguous
     if not straight and _decode_together(blocks, list(itertools.product(*axes)), items,
-                                         load):
+                                         load, jobs):
         return out
     return out if _decode_one_by_one(blocks, axes, out, load, straight) else None
 
 
 def _decode_slabs(blocks: FrameBlocks, slabs: tuple[int, ...], bounds: tuple[slice, ...],
-                  items: AnyArray, load: Any) -> None:
+                  items: AnyArray, load: Any, jobs: list[Callable[[], None]] | None) -> None:
     """Copy the items ``bounds`` selects of a chunk of slabs (see :func:`slabs_shape`) into
-    ``items``, decoding the rows (along axis 0) that hold some, a group of
-    :data:`SLAB_GROUP_BYTES` at a time, each group in one Blosc2 call into a buffer kept per
-    thread and copied from by one NumPy copy: consecutive blocks are consecutive items."""
+    ``items`` (or leave that to ``jobs``, the streams loaded), decoding the rows (along axis
+    0) that hold some, a group of :data:`SLAB_GROUP_BYTES` at a time, each group in one
+    Blosc2 call into a buffer kept per thread and copied from by one NumPy copy:
+    consecutive blocks are consecutive items."""
     blockshape = blocks.blockshape
     if len(blockshape) > 1 and blockshape[0] == 1:  # a row of axis 0 is a run of blocks
         unit_blocks = math.prod(-(-n // b) for n, b in zip(slabs[1:], blockshape[1:],
@@ -364,7 +378,6 @@ def _decode_slabs(blocks: FrameBlocks, slabs: tuple[int, ...], bounds: tuple[sli
         unit_blocks, unit_rows = 1, blockshape[0]
     per_group = max(1, SLAB_GROUP_BYTES // (unit_blocks * blocks.blocksize))
     rows = range(bounds[0].start, bounds[0].stop, bounds[0].step or 1)
-    rest = bounds[1:]
     for first, end in _runs(sorted({row // unit_rows for row in rows}), per_group):
         lo, hi = first * unit_rows, end * unit_rows
         # the selected rows in lo .. hi - 1: rows[start:stop]
@@ -372,13 +385,24 @@ def _decode_slabs(blocks: FrameBlocks, slabs: tuple[int, ...], bounds: tuple[sli
         stop = min(len(rows), -(-(hi - rows.start) // rows.step))
         numbers = list(range(first * unit_blocks, end * unit_blocks))
         if load is not None:
-            for begin, end in _merged([blocks.stream_range(n) for n in numbers]):
-                load(begin, end)
-        decoded = scratch_block(len(numbers) * blocks.blocksize)
-        blocks.decode_many(numbers, decoded)
-        group = decoded.view(items.dtype).reshape(hi - lo, *slabs[1:])
+            for begin, finish in _merged([blocks.stream_range(n) for n in numbers]):
+                load(begin, finish)
         local = slice(rows[start] - lo, rows[stop - 1] - lo + 1, rows.step)
-        items[start:stop] = group[(local, *rest)]
+        job = functools.partial(_copy_rows, blocks, numbers, (hi - lo, *slabs[1:]),
+                                (local, *bounds[1:]), items[start:stop])
+        if jobs is None:
+            job()
+        else:
+            jobs.append(job)
+
+
+def _copy_rows(blocks: FrameBlocks, numbers: list[int], shape: tuple[int, ...],
+               selection: tuple[slice, ...], into: AnyArray) -> None:
+    """Decode the consecutive slabs ``numbers`` (rows of ``shape``) in one call and copy
+    their items ``selection`` into ``into``."""
+    decoded = scratch_block(len(numbers) * blocks.blocksize)
+    blocks.decode_many(numbers, decoded)
+    into[...] = decoded.view(into.dtype).reshape(shape)[selection]
 
 
 def _runs(units: list[int], most: int) -> list[tuple[int, int]]:
@@ -420,12 +444,13 @@ def _decode_one_by_one(blocks: FrameBlocks, axes: list[list[tuple[int, slice, sl
 
 
 def _decode_together(blocks: FrameBlocks, combos: list[Any], items: AnyArray,
-                     load: Any) -> bool:
+                     load: Any, jobs: list[Callable[[], None]] | None) -> bool:
     """Decode the blocks of ``combos`` (per block: its number's shares, the items of it
     selected and where they go, see :func:`_axis_blocks`) a group at a time, each group in
     one Blosc2 call (:func:`.cframe_item.blocks_chunk`), and copy their items into
-    ``items``; False, having done nothing, where a block is short (a plain frame's last)."""
-    blocksize, blockshape = blocks.blocksize, blocks.blockshape
+    ``items`` (or leave that to ``jobs``, their streams loaded); False, having done
+    nothing, where a block is short (a plain frame's last)."""
+    blocksize = blocks.blocksize
     per_group = max(1, TOGETHER_MAX_BYTES // blocksize)
     if len(combos) < 2 or any((sum(c[0] for c in combo) + 1) * blocksize > blocks.nbytes
                               for combo in combos):
@@ -436,12 +461,22 @@ def _decode_together(blocks: FrameBlocks, combos: list[Any], items: AnyArray,
         if load is not None:
             for start, stop in _merged([blocks.stream_range(n) for n in numbers]):
                 load(start, stop)
-        decoded = scratch_block(len(group) * blocksize)
-        blocks.decode_many(numbers, decoded)
-        decoded_blocks = decoded.view(items.dtype).reshape(len(group), *blockshape)
-        for n, combo in enumerate(group):
-            items[tuple(c[2] for c in combo)] = decoded_blocks[n][tuple(c[1] for c in combo)]
+        job = functools.partial(_copy_blocks, blocks, numbers, group, items)
+        if jobs is None:
+            job()
+        else:
+            jobs.append(job)
     return True
+
+
+def _copy_blocks(blocks: FrameBlocks, numbers: list[int], combos: list[Any],
+                 items: AnyArray) -> None:
+    """Decode blocks ``numbers`` in one call and copy the items of ``combos`` (one each)."""
+    decoded = scratch_block(len(numbers) * blocks.blocksize)
+    blocks.decode_many(numbers, decoded)
+    decoded_blocks = decoded.view(items.dtype).reshape(len(numbers), *blocks.blockshape)
+    for n, combo in enumerate(combos):
+        items[tuple(c[2] for c in combo)] = decoded_blocks[n][tuple(c[1] for c in combo)]
 
 
 def _merged(spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
