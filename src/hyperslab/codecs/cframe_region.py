@@ -56,10 +56,14 @@ buffer (:func:`.cframe_blocks.scratch_block`, up to the same size).  Measured he
 8 MiB (the 5 MB chunk whole); (25, 50, 50, 50) chunks (25 MB) 18.8 and 17.8 ms.  Bigger
 groups mean fewer calls, each switching the GIL between the pool's threads."""
 
-TOGETHER_MAX_BYTES: Final = 8 << 20
+TOGETHER_MAX_BYTES: Final = 2 << 20
 """The touched blocks of a chunk are decoded together, in groups of at most this many
 bytes of blocks, each group in one Blosc2 call: a call per block cost a one-block chunk
-and a Blosc2 context each (~10 us), and a pool thread switches the GIL on every call."""
+and a Blosc2 context each (~10 us), and a pool thread switches the GIL on every call.
+Bigger groups leave the caches before their items are copied out: the strided read of
+the slicing benchmark on PyTables' file (2 MB blocks, which are decoded one by one)
+took 50 ms in groups of 8 MiB, 46 ms of 1 MiB; ``a[:, 50]`` of hyperslab's (25, 50, 50,
+50) chunks (200 KB blocks) 7.1 ms in groups of 2 MiB, 7.5 of 8 MiB."""
 
 MERGE_GAP_BYTES: Final = 16 << 10
 """Streams of blocks read in part (``load``) this close in the frame are read as one."""
@@ -449,10 +453,11 @@ def _decode_together(blocks: FrameBlocks, combos: list[Any], items: AnyArray,
     selected and where they go, see :func:`_axis_blocks`) a group at a time, each group in
     one Blosc2 call (:func:`.cframe_item.blocks_chunk`), and copy their items into
     ``items`` (or leave that to ``jobs``, their streams loaded); False, having done
-    nothing, where a block is short (a plain frame's last)."""
+    nothing, where a block is short (a plain frame's last) or blocks are too big to
+    group (over half of :data:`TOGETHER_MAX_BYTES`: decoded one by one)."""
     blocksize = blocks.blocksize
-    per_group = max(1, TOGETHER_MAX_BYTES // blocksize)
-    if len(combos) < 2 or any((sum(c[0] for c in combo) + 1) * blocksize > blocks.nbytes
+    per_group = TOGETHER_MAX_BYTES // blocksize
+    if per_group < 2 or len(combos) < 2 or any((sum(c[0] for c in combo) + 1) * blocksize > blocks.nbytes
                               for combo in combos):
         return False
     for first in range(0, len(combos), per_group):
