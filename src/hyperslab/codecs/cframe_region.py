@@ -457,8 +457,9 @@ def _decode_together(blocks: FrameBlocks, combos: list[Any], items: AnyArray,
     group (over half of :data:`TOGETHER_MAX_BYTES`: decoded one by one)."""
     blocksize = blocks.blocksize
     per_group = TOGETHER_MAX_BYTES // blocksize
-    if per_group < 2 or len(combos) < 2 or any((sum(c[0] for c in combo) + 1) * blocksize > blocks.nbytes
-                              for combo in combos):
+    if per_group < 2 or len(combos) < 2:
+        return False
+    if any((sum(c[0] for c in combo) + 1) * blocksize > blocks.nbytes for combo in combos):
         return False
     for first in range(0, len(combos), per_group):
         group = combos[first:first + per_group]
