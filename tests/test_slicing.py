@@ -578,7 +578,7 @@ def test_chunks_decoding_few_blocks_share_one_pool_task(
     with hyperslab.open_file(path, max_threads=2) as f:
         for _ in range(2):  # 4 chunks of 4 blocks (64 KiB) each
             np.testing.assert_array_equal(f.root.a[1], expected)
-    assert submitted == ["_run_deferred"] * 2
+    assert submitted == ["_run"] * 2
     submitted.clear()
     with hyperslab.open_file(path, max_threads=1) as f:
         np.testing.assert_array_equal(f.root.a[1], expected)

@@ -24,6 +24,7 @@ import numpy as np
 from hyperslab._typing import AnyArray, Shape
 from hyperslab.chunked.allocation import check_result_size
 from hyperslab.chunked.chunkwrites import IN_FLIGHT_PER_WORKER, ChunkWrites
+from hyperslab.chunked.deferred import run_split
 from hyperslab.chunked.frameaudit import FrameAudit
 from hyperslab.chunked.gather import (
     GatherPiece,
@@ -411,37 +412,16 @@ class ChunkEngine(ChunkWrites):
 
     def _read_deferred(self, pieces: list[GatherPiece], out: AnyArray) -> None:
         """Read pieces too small for a pool task each: their blocks' streams are loaded
-        here, and the decoding and copying (Blosc2 calls that release the GIL, NumPy
-        copies) split between this thread and the pool's (one task each)."""
+        here, and the decoding and copying split between this thread and the pool's
+        (:func:`~hyperslab.chunked.deferred.run_split`)."""
         work: list[tuple[GatherPiece, list[Callable[[], None]]]] = []
         for piece in pieces:
             jobs: list[Callable[[], None]] = []
             self._read_piece(piece, out, 1, jobs)
             if jobs:
                 work.append((piece, jobs))
-        if not work:
-            return
-        share = -(-len(work) // self._workers)
-        parts = [work[i:i + share] for i in range(0, len(work), share)]
-        if len(parts) < 2:
-            self._run_deferred(work, out)
-            return
-        executor = self._executor()
-        futures = [executor.submit(self._run_deferred, part, out) for part in parts[1:]]
-        try:
-            self._run_deferred(parts[0], out)
-        finally:
-            for future in futures:
-                future.result()
-
-    def _run_deferred(self, work: list[tuple[GatherPiece, list[Callable[[], None]]]],
-                      out: AnyArray) -> None:
-        for piece, jobs in work:
-            try:
-                for job in jobs:
-                    job()
-            except cframe.FrameError:
-                self._read_piece(piece, out, 1)  # decoded whole, or the chunk reported
+        run_split(work, self._workers, self._executor,
+                  lambda piece: self._read_piece(piece, out, 1))
 
     def _pool_pays(self, pieces: list[GatherPiece], out: AnyArray) -> bool:
         """Whether pieces of Blosc2 chunks decode blocks enough to pay for pool tasks (whole
