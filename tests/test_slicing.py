@@ -550,14 +550,12 @@ def test_a_slab_of_big_blocks_is_decoded_block_by_block(
         np.testing.assert_array_equal(f.root.a[3:13, 1::7, ::9], data[3:13, 1::7, ::9])
 
 
-def test_chunks_decoding_few_blocks_share_one_pool_task(
+def test_chunks_decoded_in_part_share_one_pool_task(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """Pieces of chunks that decode less than _PARTIAL_PARALLEL_MIN_BYTES of blocks each
-    (a pool task each costs more) have their streams loaded in the calling thread, and
-    their decoding split between it and one pool task per other worker; with one worker,
-    no task.  Above that size, a pool task per piece, from the node's first read on (the
-    block shape is read from the first piece's frame, not learnt by decoding that piece
-    first, in the calling thread).  Exact against h5py + hdf5plugin."""
+    """Pieces of chunks decoded in part have their streams loaded in the calling thread,
+    DEFERRED_BATCH at a time, and their decoding split between it and one pool task per
+    other worker; with one worker, no task; whole chunks a pool task each.  Exact
+    against h5py + hdf5plugin."""
     from concurrent.futures import ThreadPoolExecutor
 
     from hyperslab.chunked import engine
@@ -581,17 +579,19 @@ def test_chunks_decoding_few_blocks_share_one_pool_task(
     with hyperslab.open_file(path, max_threads=2) as f:
         for _ in range(2):  # 4 chunks of 4 blocks (64 KiB) each
             np.testing.assert_array_equal(f.root.a[1], expected)
-    assert submitted == ["_run"] * 2
+        assert submitted == ["_run"] * 2
+        submitted.clear()
+        np.testing.assert_array_equal(f.root.a[:4], data[:4])  # 4 whole chunks
+        assert submitted == ["_read_piece"] * 4
     submitted.clear()
     with hyperslab.open_file(path, max_threads=1) as f:
         np.testing.assert_array_equal(f.root.a[1], expected)
     assert submitted == []
-    monkeypatch.setattr(engine, "_PARTIAL_PARALLEL_MIN_BYTES", 64 << 10)
+    monkeypatch.setattr(engine, "DEFERRED_BATCH", 2)
     with hyperslab.open_file(path, max_threads=2) as f:
         np.testing.assert_array_equal(f.root.a[1], expected)
-        assert submitted == ["_read_piece"] * 4
-        np.testing.assert_array_equal(f.root.a[6], data[6])
-        assert submitted == ["_read_piece"] * 8
+        assert submitted == ["_run"] * 2  # 2 batches of 2 pieces, one split task each
+        np.testing.assert_array_equal(f.root.a[2:7:3, 5:120:7, ::9], data[2:7:3, 5:120:7, ::9])
 
 
 def test_deferred_decoding_of_a_damaged_block_names_its_chunk(tmp_path: Path) -> None:

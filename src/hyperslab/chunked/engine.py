@@ -29,7 +29,6 @@ from hyperslab.chunked.frameaudit import FrameAudit
 from hyperslab.chunked.gather import (
     GatherPiece,
     count_key_chunks,
-    decoded_bytes,
     gather_pieces,
     whole_chunk_of,
 )
@@ -60,13 +59,15 @@ _PARALLEL_MIN_BYTES = 1 << 18
 Measured here (2 cores): 160 KB chunks read 1.8x faster serially than in the pool, 780 KB
 chunks 1.4x faster in the pool."""
 
-_PARTIAL_PARALLEL_MIN_BYTES = 1 << 20
-"""Chunks decoded in part go to the pool a task each only from this many bytes of blocks a
-chunk (on average).  Below it, the calling thread loads their blocks' streams and the
-decoding is split between it and one pool task per other worker
-(:meth:`ChunkEngine._read_deferred`).  Measured here, ``a[25]`` of ``(10, 25, 50, 50)``
-int64 chunks in ``(1, 13, 50, 50)`` blocks (16 chunks, 2 blocks of 260 KB each) right
-after opening: 4.9 ms a task each, 3.8 ms serially, 3.2 ms split."""
+DEFERRED_BATCH = 16
+"""Chunks decoded in part are read this many at a time: the calling thread loads their
+blocks' streams, then the decoding (Blosc2 calls that release the GIL) and copying are
+split between it and one pool task per other worker (:meth:`ChunkEngine._read_deferred`),
+so a batch's loaded streams are all the memory held.  Measured here right after opening,
+the slicing benchmark's array (2 threads): ``a[25]`` of ``(10, 25, 50, 50)`` chunks in
+``(1, 13, 50, 50)`` blocks (16 chunks of 2 blocks) 3.8 ms serially, 4.9 ms a pool task a
+chunk, 3.2 ms split; ``a[:, 50]`` (8 chunks of 25 or 50 blocks) 10.1 -> 7.9 ms and 7.9 ->
+7.0 ms against a pool task a chunk; ``a[:, :, 50]`` 22.9 -> 20.7 and 19.8 ms."""
 
 _RAW_READ_MIN_BYTES = 1 << 17
 """Boxes of many chunks smaller than this read faster through HDF5's C loop.
@@ -154,8 +155,6 @@ class ChunkEngine(ChunkWrites):
                            and dtype.isnative and dtype.subdtype is None)
         # Whether read_item still asks HDF5 for its chunk (no chunk index built yet).
         self._items_via_hdf5 = True
-        # The block shape of the last frame decoded in part (sizes the pool's tasks).
-        self._read_blockshape: Shape | None = None
         # Parsed frames of chunks read by read_points on read-only files (nothing can change
         # them): repeated point reads (indexed queries) skip the read and the parsing.
         self._frames: OrderedDict[tuple[int, ...], PointChunk] = OrderedDict()
@@ -387,11 +386,8 @@ class ChunkEngine(ChunkWrites):
         nchunks = (len(pieces) if isinstance(pieces, list)
                    else count_key_chunks(h5key, shape, self._chunkshape))
         use_pool, nthreads = (False, 1) if serial else self._threads(nchunks)
-        deferred = False
-        if use_pool and isinstance(pieces, list) and self._partial_decoding:
-            use_pool = self._pool_pays(pieces, out)
-            deferred = not use_pool and len(pieces) > 1
-        if deferred and isinstance(pieces, list):
+        if (use_pool and isinstance(pieces, list) and self._partial_decoding
+                and not any(piece.full_chunk for piece in pieces)):
             self._read_deferred(pieces, out)
         elif use_pool and listed and self._deflate is None:
             executor = self._executor()
@@ -411,45 +407,18 @@ class ChunkEngine(ChunkWrites):
         return out
 
     def _read_deferred(self, pieces: list[GatherPiece], out: AnyArray) -> None:
-        """Read pieces too small for a pool task each: their blocks' streams are loaded
-        here, and the decoding and copying split between this thread and the pool's
-        (:func:`~hyperslab.chunked.deferred.run_split`)."""
-        work: list[tuple[GatherPiece, list[Callable[[], None]]]] = []
-        for piece in pieces:
-            jobs: list[Callable[[], None]] = []
-            self._read_piece(piece, out, 1, jobs)
-            if jobs:
-                work.append((piece, jobs))
-        run_split(work, self._workers, self._executor,
-                  lambda piece: self._read_piece(piece, out, 1))
-
-    def _pool_pays(self, pieces: list[GatherPiece], out: AnyArray) -> bool:
-        """Whether pieces of Blosc2 chunks decode blocks enough to pay for pool tasks (whole
-        chunks do); the block shape is learnt from the first piece's frame (its structure
-        only), or else that piece is popped and read here."""
-        if not pieces or pieces[0].full_chunk:
-            return True
-        if self._read_blockshape is None:
-            self._read_blockshape = self._frame_blockshape(pieces[0].grid)
-        if self._read_blockshape is None:
-            self._read_piece(pieces.pop(0), out, 1)
-        blockshape = self._read_blockshape
-        if blockshape is None or not pieces:
-            return bool(pieces)
-        decoded = sum(decoded_bytes(p, blockshape, self._itemsize) for p in pieces)
-        return decoded >= _PARTIAL_PARALLEL_MIN_BYTES * len(pieces)
-
-    def _frame_blockshape(self, grid: tuple[int, ...]) -> Shape | None:
-        """The block shape of the stored chunk at ``grid`` if it can be decoded in part,
-        from its frame's structure (read, not decoded); None otherwise."""
-        stored = self._stored_bytes(grid, in_part=True)
-        if stored is None or not self._decodes_in_part(stored[1]):
-            return None
-        try:
-            blocks = frame_blocks(stored[0], self._dtype, chunkshape=self._chunkshape)
-        except cframe.FrameError:
-            return None
-        return None if blocks is None else blocks.blockshape
+        """Read pieces of chunks decoded in part, :data:`DEFERRED_BATCH` at a time: their
+        blocks' streams are loaded here, and the decoding and copying split between this
+        thread and the pool's (:func:`~hyperslab.chunked.deferred.run_split`)."""
+        for batch in batches(pieces, DEFERRED_BATCH):
+            work: list[tuple[GatherPiece, list[Callable[[], None]]]] = []
+            for piece in batch:
+                jobs: list[Callable[[], None]] = []
+                self._read_piece(piece, out, 1, jobs)
+                if jobs:
+                    work.append((piece, jobs))
+            run_split(work, self._workers, self._executor,
+                      lambda piece: self._read_piece(piece, out, 1))
 
     def read_plain_scattered(
         self, h5key: Sequence[Any], out: AnyArray | None = None
@@ -637,8 +606,6 @@ class ChunkEngine(ChunkWrites):
             into = target if sliced and target.dtype == self._dtype else None
             try:
                 blocks = frame_blocks(raw, self._dtype, chunkshape=self._chunkshape)
-                if blocks is not None:
-                    self._read_blockshape = blocks.blockshape
                 part = None if blocks is None else decode_region(
                     blocks, region, self._dtype, load=load, out=into, big_blocks=BIG_BLOCK_BYTES,
                     jobs=None if into is None else jobs)

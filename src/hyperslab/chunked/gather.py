@@ -14,7 +14,6 @@ from __future__ import annotations
 import dataclasses
 import functools
 import itertools
-import math
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any
 
@@ -212,23 +211,6 @@ def gather_pieces(
     return out_shape, list(pieces) if listed else pieces
 
 
-def decoded_bytes(piece: GatherPiece, blockshape: Shape, itemsize: int) -> int:
-    """The bytes of the blocks of ``blockshape`` holding the piece's bounding box (those a
-    partial decoding decompresses; all of them if the piece is a whole chunk).
-
-    Examples
-    --------
-    >>> piece = GatherPiece((0, 0), (slice(5, 6), slice(0, 25)), (slice(5, 6), slice(0, 25)),
-    ...                     (slice(0, 1), slice(0, 25)), False)
-    >>> decoded_bytes(piece, (1, 13), 8)            # 2 blocks of 13 items
-    208
-    """
-    blocks = 1
-    for bound, block in zip(piece.bounds, blockshape, strict=True):
-        blocks *= (bound.stop - 1) // block - bound.start // block + 1
-    return blocks * math.prod(blockshape) * itemsize
-
-
 def whole_chunk_of(key: Any, shape: Shape, chunkshape: Shape
                    ) -> tuple[tuple[int, ...], Shape] | None:
     """The chunk a key of ints selects exactly, and the shape of the result.
@@ -325,6 +307,6 @@ def selected_coords(h5key: Sequence[Any], shape: Shape) -> AnyArray:
 
 
 __all__ = [
-    "LISTED_PIECES", "AxisSelection", "GatherPiece", "count_key_chunks", "decoded_bytes",
+    "LISTED_PIECES", "AxisSelection", "GatherPiece", "count_key_chunks",
     "gather_pieces", "selected_coords", "spans_more_chunks", "whole_chunk_of",
 ]

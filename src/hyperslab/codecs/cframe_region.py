@@ -312,9 +312,8 @@ def decode_region(
         their items into ``out`` is left to callables appended to this list (each decodes
         a group of blocks in one Blosc2 call, which releases the GIL), so that a caller
         with many chunks may run them in several threads.  They raise
-        :class:`~hyperslab.codecs.cframe.FrameError` if a block does not decompress.  A
-        region decoded block by block (a 1-D one covering whole blocks, or one block)
-        is decoded here all the same.
+        :class:`~hyperslab.codecs.cframe.FrameError` if a block does not decompress (or
+        cannot be cut out of its chunk: the caller then decodes the chunk whole).
 
     Returns
     -------
@@ -363,7 +362,17 @@ def decode_region(
     if not straight and _decode_together(blocks, list(itertools.product(*axes)), items,
                                          load, jobs):
         return out
+    if jobs is not None:
+        jobs.append(functools.partial(_one_by_one_job, blocks, axes, out, load, straight))
+        return out
     return out if _decode_one_by_one(blocks, axes, out, load, straight) else None
+
+
+def _one_by_one_job(blocks: FrameBlocks, axes: list[list[tuple[int, slice, slice]]],
+                    out: AnyArray, load: Any, straight: bool) -> None:
+    """:func:`_decode_one_by_one` as a job of ``decode_region(..., jobs=)``."""
+    if not _decode_one_by_one(blocks, axes, out, load, straight):
+        raise FrameError("a block cannot be cut out of its chunk")
 
 
 def _decode_slabs(blocks: FrameBlocks, slabs: tuple[int, ...], bounds: tuple[slice, ...],
