@@ -204,3 +204,31 @@ def test_pieces_leaving_nothing_to_decode_later(tmp_path: Path) -> None:
     with hyperslab.open_file(path, max_threads=2) as f:
         np.testing.assert_array_equal(f.root.a[...], data)
         np.testing.assert_array_equal(f.root.a[1:7], data[1:7])
+
+
+def test_chunks_decoded_whole_in_a_split_read_use_both_threads(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Small blocks that are not slabs, touched all over (a strided read), decode their
+    chunks whole: in a read of several chunks that work is split between the calling
+    thread and the pool like any other; exact against h5py + hdf5plugin."""
+    import threading
+
+    from hyperslab.chunked import engine
+
+    data = np.random.default_rng(5).integers(0, 9000, (16, 64, 128)).astype("<i8")
+    path = tmp_path / "tiles.h5"
+    _write(path, data, (8, 64, 64), (4, 16, 16))  # 256 KiB chunks of 8 KiB tiles
+    key = np.s_[::3, 1::2, ::5]
+    with h5py.File(path) as h5:
+        expected = h5["a"][key]
+    threads: list[str] = []
+    real = engine.ChunkEngine._copy_decoded
+
+    def spy(self: Any, *args: Any, **kwargs: Any) -> None:
+        threads.append(threading.current_thread().name)
+        real(self, *args, **kwargs)
+
+    monkeypatch.setattr(engine.ChunkEngine, "_copy_decoded", spy)
+    with hyperslab.open_file(path, max_threads=2) as f:
+        np.testing.assert_array_equal(f.root.a[key], expected)
+    assert len(threads) == 4 and len(set(threads)) == 2

@@ -12,6 +12,7 @@ small, repeated updates.
 
 from __future__ import annotations
 
+import functools
 import math
 import threading
 from collections import OrderedDict
@@ -617,6 +618,13 @@ class ChunkEngine(ChunkWrites):
                 return
             if sparse is not None:
                 sparse.load_all()  # too many blocks: decoded whole
+        if jobs is not None:  # decoded whole, later, in whichever thread runs the job
+            jobs.append(functools.partial(self._copy_decoded, raw, mask, piece, target))
+            return
+        self._copy_decoded(raw, mask, piece, target, nthreads)
+
+    def _copy_decoded(self, raw: Any, mask: int, piece: GatherPiece, target: AnyArray,
+                      nthreads: int = 1) -> None:
         target[...] = self._decoded_to_copy(raw, mask, piece.grid, nthreads)[piece.in_chunk]
 
     def _stored_bytes(self, grid: tuple[int, ...], in_part: bool
