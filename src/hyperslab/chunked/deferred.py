@@ -15,6 +15,7 @@ from collections.abc import Callable, Sequence
 from concurrent.futures import Executor
 from typing import TypeVar
 
+from hyperslab.chunked.ordered import batches
 from hyperslab.codecs.cframe import FrameError
 
 Piece = TypeVar("Piece")
@@ -33,8 +34,7 @@ def run_split(work: Sequence[tuple[Piece, Sequence[Job]]], workers: int,
     """
     if not work:
         return
-    share = -(-len(work) // max(1, workers))
-    parts = [work[i:i + share] for i in range(0, len(work), share)]
+    parts = list(batches(work, -(-len(work) // max(1, workers))))
     if len(parts) < 2:
         _run(parts[0], redo)
         return

@@ -27,6 +27,7 @@ from typing import Any, Final, Protocol
 import numpy as np
 
 from hyperslab._typing import AnyArray, DTypeLike
+from hyperslab.codecs.blockshape import blocks_are_c_order, ext_shape
 from hyperslab.codecs.cframe import (
     FrameError,
     _byte_view,
@@ -159,16 +160,16 @@ def slabs_shape(blockshape: Sequence[int], chunkshape: Sequence[int],
     >>> slabs_shape((2, 128, 256), (2, 500, 500), 2 * 128 * 256 * 8, 2 * 512 * 512 * 8) is None
     True
     """
-    ndim = len(blockshape)
-    k = next((i for i in range(ndim) if blockshape[i] != 1), ndim - 1)
-    if tuple(blockshape[k + 1:]) != tuple(chunkshape[k + 1:]):
-        return None
-    shape = (*chunkshape[:k], -(-chunkshape[k] // blockshape[k]) * blockshape[k],
-             *chunkshape[k + 1:])
     items = math.prod(blockshape)
-    if not items or blocksize % items or math.prod(shape) * (blocksize // items) != nbytes:
+    if not items or blocksize % items:
         return None
-    return tuple(shape)
+    # Slabs pad only their one axis longer than 1 item and shorter than the chunk, so the
+    # extended shape is the chunk's elsewhere, as blocks_are_c_order asks of it.
+    shape = ext_shape(chunkshape, blockshape)
+    if (not blocks_are_c_order(shape, chunkshape, blockshape)
+            or math.prod(shape) * (blocksize // items) != nbytes):
+        return None
+    return shape
 
 
 def _slabs_shape(blocks: FrameBlocks) -> tuple[int, ...] | None:
@@ -397,16 +398,10 @@ def _decode_slabs(blocks: FrameBlocks, slabs: tuple[int, ...], bounds: tuple[sli
         start = max(0, -(-(lo - rows.start) // rows.step))
         stop = min(len(rows), -(-(hi - rows.start) // rows.step))
         numbers = list(range(first * unit_blocks, end * unit_blocks))
-        if load is not None:
-            for begin, finish in _merged([blocks.stream_range(n) for n in numbers]):
-                load(begin, finish)
         local = slice(rows[start] - lo, rows[stop - 1] - lo + 1, rows.step)
-        job = functools.partial(_copy_rows, blocks, numbers, (hi - lo, *slabs[1:]),
-                                (local, *bounds[1:]), items[start:stop])
-        if jobs is None:
-            job()
-        else:
-            jobs.append(job)
+        _load_and_run(blocks, numbers, load, jobs, functools.partial(
+            _copy_rows, blocks, numbers, (hi - lo, *slabs[1:]), (local, *bounds[1:]),
+            items[start:stop]))
 
 
 def _copy_rows(blocks: FrameBlocks, numbers: list[int], shape: tuple[int, ...],
@@ -468,20 +463,27 @@ def _decode_together(blocks: FrameBlocks, combos: list[Any], items: AnyArray,
     per_group = TOGETHER_MAX_BYTES // blocksize
     if per_group < 2 or len(combos) < 2:
         return False
-    if any((sum(c[0] for c in combo) + 1) * blocksize > blocks.nbytes for combo in combos):
+    numbers = [sum(c[0] for c in combo) for combo in combos]
+    if (max(numbers) + 1) * blocksize > blocks.nbytes:
         return False
     for first in range(0, len(combos), per_group):
-        group = combos[first:first + per_group]
-        numbers = [sum(c[0] for c in combo) for combo in group]
-        if load is not None:
-            for start, stop in _merged([blocks.stream_range(n) for n in numbers]):
-                load(start, stop)
-        job = functools.partial(_copy_blocks, blocks, numbers, group, items)
-        if jobs is None:
-            job()
-        else:
-            jobs.append(job)
+        group, group_numbers = combos[first:first + per_group], numbers[first:first + per_group]
+        _load_and_run(blocks, group_numbers, load, jobs, functools.partial(
+            _copy_blocks, blocks, group_numbers, group, items))
     return True
+
+
+def _load_and_run(blocks: FrameBlocks, numbers: list[int], load: Any,
+                  jobs: list[Callable[[], None]] | None, job: Callable[[], None]) -> None:
+    """Load the streams of blocks ``numbers`` (those close together as one read), then run
+    ``job`` (which decodes them), or leave it to ``jobs``."""
+    if load is not None:
+        for start, stop in _merged([blocks.stream_range(n) for n in numbers]):
+            load(start, stop)
+    if jobs is None:
+        job()
+    else:
+        jobs.append(job)
 
 
 def _copy_blocks(blocks: FrameBlocks, numbers: list[int], combos: list[Any],
