@@ -47,6 +47,28 @@ def plugin_file() -> Callable[[Path, np.ndarray, tuple[int, ...]], np.ndarray]:
     return write
 
 
+def _spy_index_reads(monkeypatch: pytest.MonkeyPatch, record: Callable[[bool], None]) -> None:
+    """Call ``record`` for each query planned with an index: True if it read its
+    candidates through the index, False if it scanned."""
+    real = indexed.candidate_batches
+
+    def spy(*args: Any, **kwargs: Any) -> Any:
+        result = real(*args, **kwargs)
+        record(result is not None)
+        return result
+
+    monkeypatch.setattr(indexed, "candidate_batches", spy)
+
+
+@pytest.fixture
+def index_reads(monkeypatch: pytest.MonkeyPatch) -> list[bool]:
+    """Per query planned with an index, whether it read its candidates through the index
+    (True) or scanned (False)."""
+    reads: list[bool] = []
+    _spy_index_reads(monkeypatch, reads.append)
+    return reads
+
+
 @pytest.fixture
 def indexed_queries(monkeypatch: pytest.MonkeyPatch) -> list[int]:
     """Always take the indexed path where an index applies (never fall back to a scan
@@ -54,15 +76,12 @@ def indexed_queries(monkeypatch: pytest.MonkeyPatch) -> list[int]:
     monkeypatch.setattr(indexed, "SCAN_SHARE", float("inf"))
     monkeypatch.setattr(indexed, "FEW_CHUNKS_SCAN_SHARE", float("inf"))
     taken: list[int] = []
-    real = indexed.candidate_batches
 
-    def spy(*args: Any, **kwargs: Any) -> Any:
-        result = real(*args, **kwargs)
-        if result is not None:
+    def record(through_index: bool) -> None:
+        if through_index:
             taken.append(1)
-        return result
 
-    monkeypatch.setattr(indexed, "candidate_batches", spy)
+    _spy_index_reads(monkeypatch, record)
     return taken
 
 
