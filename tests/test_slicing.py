@@ -927,6 +927,41 @@ def test_a_sparse_chunk_past_the_end_of_the_file_is_a_clear_error(tmp_path: Path
         os.close(fd)
 
 
+def test_a_sparse_chunk_reads_a_range_an_earlier_load_covered_no_more(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A frame's chunk header and block starts usually lie in the 4 KiB loaded with its
+    header: loading them costs no second system call, and they hold the file's bytes."""
+    from hyperslab.storage.chunkindex import ChunkLocation
+    from hyperslab.storage.preads import SparseChunk
+
+    path = tmp_path / "bytes.bin"
+    content = bytes(range(256)) * 40
+    path.write_bytes(content)
+    calls: list[tuple[int, int]] = []
+    real = os.preadv
+
+    def counted(fd: int, buffers: Any, offset: int) -> int:
+        calls.append((offset, sum(memoryview(b).nbytes for b in buffers)))
+        return real(fd, buffers, offset)
+
+    monkeypatch.setattr(os, "preadv", counted)
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        chunk = SparseChunk(fd, ChunkLocation(100, 10_000, 0))
+        chunk.load(0, 4096)
+        chunk.load(200, 232)
+        chunk.load(232, 4096)
+        assert calls == [(100, 4096)]
+        chunk.load(4000, 5000)  # only partly covered: read
+        chunk.load(9000, 10_000)
+        chunk.load(9500, 9600)
+        assert calls == [(100, 4096), (4100, 1000), (9100, 1000)]
+        for start, stop in [(0, 5000), (9000, 10_000)]:
+            assert chunk.buffer[start:stop].tobytes() == content[100 + start : 100 + stop]
+    finally:
+        os.close(fd)
+
+
 def test_point_reads_keep_parsed_chunks_of_read_only_files_only(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Repeated row fetches (indexed queries) of a read-only file read and parse each

@@ -495,6 +495,23 @@ def test_runs_of_rows_of_an_unfiltered_read_only_table_are_one_read_each(
     assert sum(reads) == len(coords) * rows.dtype.itemsize
 
 
+def test_a_slice_of_a_few_chunks_of_a_small_grid_lists_no_chunks(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Listing even a few chunks costs a fixed ~0.1 ms: a slice of 8 of a grid's 40 chunks,
+    read right after opening, finds them with HDF5's look-ups (walking 228 entries, more
+    than 4 per chunk of the grid) and builds no chunk index."""
+    data = np.arange(10 * 32 * 64 * 64, dtype=np.int64).reshape(10, 32, 64, 64)
+    path = tmp_path / "a.h5"
+    with hyperslab.open_file(path, "w") as f:
+        f.create_carray("/", "a", obj=data, chunkshape=(2, 16, 32, 32),
+                        filters=Filters(5, "blosc2:lz4"))  # 5 x 2 x 2 x 2 chunks of 256 KB
+    built = _count_index_builds(monkeypatch)
+    with hyperslab.open_file(path) as f:
+        raw = f.root.a._dataset.raw_chunks()
+        np.testing.assert_array_equal(f.root.a[7], data[7])  # chunks 24 to 31
+        assert raw._lookups == 8 and raw._walked == sum(range(25, 33)) and not built
+
+
 def test_look_ups_stop_once_they_walked_as_much_as_an_index_costs(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """HDF5 finds a chunk by walking its chunk index from the start: look-ups far into a
@@ -508,6 +525,7 @@ def test_look_ups_stop_once_they_walked_as_much_as_an_index_costs(
         f.create_table("/", "t", rows, chunkshape=(10,))  # 200 chunks
     built = _count_index_builds(monkeypatch)
     monkeypatch.setattr(preads, "LOOKUP_SCAN_FACTOR", 1)  # 200 entries walked at most
+    monkeypatch.setattr(preads, "LOOKUP_SCAN_FLOOR", 0)
     with hyperslab.open_file(path) as f:
         raw = f.root.t._dataset.raw_chunks()
         for row, walked in [(1505, 151), (1006, 252)]:  # chunks 150 and 100

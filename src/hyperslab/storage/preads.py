@@ -6,14 +6,14 @@ one open read-only with the sec2 driver gives its descriptor and its end of allo
 :class:`PreadReads`, mixed into :class:`~hyperslab.storage.rawchunks.RawChunks`, reads many
 pieces of chunks with few calls (a few rows of a table, runs of whole unfiltered chunks in
 file order, one chunk straight into a buffer) and, before any chunk index is built, finds a
-chunk or two with HDF5's own look-up (within :data:`LOOKUP_BUDGET` and
-:data:`LOOKUP_SCAN_FACTOR`), as a :class:`SparseChunk` whose bytes are read only where asked
-for.  Single items of read-only files (of any driver) are read before any chunk index is
-built through HDF5's own look-up of their chunk (:meth:`PreadReads.read_found_by_hdf5`,
-``H5Dread_chunk``, which finds a chunk through HDF5's chunk index in microseconds), until
-the reads made would have paid for building the index (ski rental, see
-:data:`INDEX_BUILD_SECONDS_PER_CHUNK`).  Each of these reads answers None (or False) where it
-does not apply: the caller then reads through
+chunk or two with HDF5's own look-up (within :data:`LOOKUP_BUDGET`,
+:data:`LOOKUP_SCAN_FACTOR` and :data:`LOOKUP_SCAN_FLOOR`), as a :class:`SparseChunk` whose
+bytes are read only where asked for.  Single items of read-only files (of any driver) are
+read before any chunk index is built through HDF5's own look-up of their chunk
+(:meth:`PreadReads.read_found_by_hdf5`, ``H5Dread_chunk``, which finds a chunk through
+HDF5's chunk index in microseconds), until the reads made would have paid for building the
+index (ski rental, see :data:`INDEX_BUILD_SECONDS_PER_CHUNK`).  Each of these reads answers
+None (or False) where it does not apply: the caller then reads through
 :class:`~hyperslab.storage.rawchunks.RawChunks`, which raises the precise error.
 """
 
@@ -58,6 +58,13 @@ chunks one took 6 us for the first chunk and 35 us for the last; with a million 
 walked this many times the number of chunks in the grid: they then never cost much more
 than building the index would have."""
 
+LOOKUP_SCAN_FLOOR = 4096
+"""...but may walk at least this many entries in all, whatever the grid: listing even a
+few chunks costs a fixed ~80-100 us (95 us for 4 chunks, 124 us for 80, 0.7 us a chunk
+more at 10,000), and a walked entry 20-30 ns in indexes of that size.  So ``a[25]`` of a
+grid of 80 chunks finds its 16 chunks with 16 look-ups (69 us) instead of 9 look-ups and
+then an index of them all (0.3 ms)."""
+
 
 INDEX_BUILD_SECONDS_PER_CHUNK = 1.2e-6
 """Estimated cost of building the chunk index, per chunk of the grid (one ``chunk_iter``
@@ -99,11 +106,13 @@ class SparseChunk:
         self._check = check_open
         self.filter_mask = location.filter_mask
         self.buffer: AnyArray = np.empty(location.size, dtype=np.uint8)
-        self._loaded: set[tuple[int, int]] = set()
+        self._loaded: list[tuple[int, int]] = []
         self._complete = False
 
     def load(self, start: int, stop: int) -> None:
-        """Read bytes ``start .. stop - 1`` of the chunk into :attr:`buffer` (once).
+        """Read bytes ``start .. stop - 1`` of the chunk into :attr:`buffer`, unless one
+        earlier load covered them (a frame's chunk header and block starts usually lie in
+        the first 4 KiB its header was loaded with).
 
         Raises
         ------
@@ -118,8 +127,11 @@ class SparseChunk:
         if not 0 <= start <= stop <= self.buffer.shape[0]:
             raise ValueError(f"bytes {start}..{stop} are not within a chunk of "
                              f"{self.buffer.shape[0]} bytes")
-        if self._complete or start == stop or (start, stop) in self._loaded:
+        if self._complete or start == stop:
             return
+        for first, end in self._loaded:
+            if first <= start and stop <= end:
+                return
         if self._check is not None:
             self._check()  # the file's descriptor is only ours while the file is open
         wanted = stop - start
@@ -128,7 +140,7 @@ class SparseChunk:
             where = f" of {self._name()}" if self._name is not None else ""
             raise HDF5ExtError(f"the file{where} is shorter than the chunk at byte "
                                f"{self._offset}: it may be truncated")
-        self._loaded.add((start, stop))
+        self._loaded.append((start, stop))
 
     def load_all(self) -> None:
         """Read every byte of the chunk."""
@@ -158,7 +170,7 @@ class SparseChunk:
             raise ValueError(f"a chunk of {size} stored bytes cannot be read into "
                              f"{type(buffer).__name__} {getattr(buffer, 'shape', '')}")
         self.buffer = buffer
-        self._loaded = set()
+        self._loaded = []
         self._complete = False
         self.load_all()
 
@@ -343,7 +355,8 @@ class PreadReads:
         """Whether chunks are still found with HDF5's look-up rather than the index (no
         index yet, and the look-ups so far within both budgets)."""
         return (self._base is None and self._lookups < LOOKUP_BUDGET
-                and self._walked < LOOKUP_SCAN_FACTOR * math.prod(self._grid))
+                and self._walked < max(LOOKUP_SCAN_FACTOR * math.prod(self._grid),
+                                       LOOKUP_SCAN_FLOOR))
 
     def sparse_looked_up(self, coords: tuple[int, ...]) -> SparseChunk | None:
         """One chunk found with HDF5's own look-up, on read-only files before any chunk
@@ -444,4 +457,5 @@ class PreadReads:
 
 __all__ = ["HDF5_READ_EXTRA_SECONDS", "HDF5_READ_EXTRA_SECONDS_PER_BYTE",
            "INDEX_BUILD_SECONDS_PER_CHUNK", "LOOKUP_BUDGET", "LOOKUP_SCAN_FACTOR",
-           "SCATTER_GAP_MAX", "FileAccess", "PreadReads", "SparseChunk", "file_access"]
+           "LOOKUP_SCAN_FLOOR", "SCATTER_GAP_MAX", "FileAccess", "PreadReads", "SparseChunk",
+           "file_access"]
