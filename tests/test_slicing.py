@@ -18,6 +18,7 @@ from __future__ import annotations
 import itertools
 import math
 import os
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -552,13 +553,14 @@ def test_a_slab_of_big_blocks_is_decoded_block_by_block(
 
 def test_chunks_decoded_in_part_share_one_pool_task(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """Pieces of chunks decoded in part have their streams loaded in the calling thread,
-    DEFERRED_BATCH at a time, and their decoding split between it and one pool task per
-    other worker; with one worker, no task; whole chunks a pool task each.  Exact
-    against h5py + hdf5plugin."""
+    """Pieces of chunks decoded in part have their streams loaded in the calling thread
+    and their decoding run by it and one pool task per other worker, for the whole read:
+    light chunks DEFERRED_BATCH at a time, split between the threads; chunks with much to
+    decode handed to the task one by one as they are planned.  With one worker, no task;
+    whole chunks a pool task each.  Exact against h5py + hdf5plugin."""
     from concurrent.futures import ThreadPoolExecutor
 
-    from hyperslab.chunked import engine
+    from hyperslab.chunked import deferred, engine
 
     data = _data((8, 128, 256), "<f8", 4)
     path = tmp_path / "few.h5"
@@ -575,23 +577,77 @@ def test_chunks_decoded_in_part_share_one_pool_task(
         submitted.append(getattr(fn, "__name__", fn))
         return real(self, fn, *args, **kwargs)
 
+    handed: list[int] = []
+    real_hand = deferred._Tasks.hand
+
+    def hand(self: Any, planned: Any) -> None:
+        handed.append(len(planned))
+        real_hand(self, planned)
+
     monkeypatch.setattr(ThreadPoolExecutor, "submit", spy)
+    monkeypatch.setattr(deferred._Tasks, "hand", hand)
     with hyperslab.open_file(path, max_threads=2) as f:
         for _ in range(2):  # 4 chunks of 4 blocks (64 KiB) each
             np.testing.assert_array_equal(f.root.a[1], expected)
-        assert submitted == ["_run"] * 2
+        assert submitted == ["_serve"] * 2 and handed == [2, 2]  # the last 2 of 4 pieces
         submitted.clear()
         np.testing.assert_array_equal(f.root.a[:4], data[:4])  # 4 whole chunks
         assert submitted == ["_read_piece"] * 4
     submitted.clear()
+    handed.clear()
     with hyperslab.open_file(path, max_threads=1) as f:
         np.testing.assert_array_equal(f.root.a[1], expected)
-    assert submitted == []
+    assert submitted == [] and handed == []
     monkeypatch.setattr(engine, "DEFERRED_BATCH", 2)
     with hyperslab.open_file(path, max_threads=2) as f:
         np.testing.assert_array_equal(f.root.a[1], expected)
-        assert submitted == ["_run"] * 2  # 2 batches of 2 pieces, one split task each
+        assert submitted == ["_serve"] and handed == [1, 1]  # 2 batches of 2 pieces
         np.testing.assert_array_equal(f.root.a[2:7:3, 5:120:7, ::9], data[2:7:3, 5:120:7, ::9])
+    submitted.clear()
+    handed.clear()
+    monkeypatch.setattr(deferred, "EAGER_MIN_BYTES", 4 * 16 * 128 * 8)  # a piece's 4 blocks
+    with hyperslab.open_file(path, max_threads=2) as f:
+        np.testing.assert_array_equal(f.root.a[1], expected)
+        assert submitted == ["_serve"] and handed == [1, 1, 1, 1]  # each as it is planned
+        np.testing.assert_array_equal(f.root.a[2:7:3, 5:120:7, ::9], data[2:7:3, 5:120:7, ::9])
+
+
+def _read_both(node: Any, into: list[Any]) -> None:
+    into.extend([node[1], node[::3, 5:120:7, 1::9]])
+
+
+def test_a_read_whose_pool_task_never_starts_is_done_by_the_calling_thread(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Work handed to a pool task that never starts (a pool busy with other reads) is run
+    by the calling thread, whose read neither waits for the task nor loses a chunk."""
+    from concurrent.futures import Future
+
+    from hyperslab.chunked import deferred, engine
+
+    data = _data((8, 128, 256), "<f8", 4)
+    path = tmp_path / "busy.h5"
+    with hyperslab.open_file(path, "w") as f:
+        f.create_carray("/", "a", obj=data, chunkshape=(4, 64, 128), blockshape=(1, 16, 128),
+                        filters=hyperslab.Filters(5, "blosc2:lz4"))
+
+    class BusyPool:
+        def submit(self, fn: Any, /, *args: Any, **kwargs: Any) -> Future[Any]:
+            return Future()  # never run
+
+    for eager in (1 << 40, 1):
+        with monkeypatch.context() as patch:
+            patch.setattr(deferred, "EAGER_MIN_BYTES", eager)
+            patch.setattr(engine, "DEFERRED_BATCH", 1)  # at most 1 piece waits
+            with hyperslab.open_file(path, max_threads=2) as f:
+                patch.setattr(f.root.a._engine, "_executor", BusyPool)
+                got: list[Any] = []
+                reader = threading.Thread(target=_read_both, args=(f.root.a, got),
+                                          daemon=True)
+                reader.start()
+                reader.join(60)
+                assert not reader.is_alive(), "the read waits for a task that never starts"
+                np.testing.assert_array_equal(got[0], data[1])
+                np.testing.assert_array_equal(got[1], data[::3, 5:120:7, 1::9])
 
 
 def test_deferred_decoding_of_a_damaged_block_names_its_chunk(tmp_path: Path) -> None:

@@ -25,7 +25,7 @@ import numpy as np
 from hyperslab._typing import AnyArray, Shape
 from hyperslab.chunked.allocation import check_result_size
 from hyperslab.chunked.chunkwrites import IN_FLIGHT_PER_WORKER, ChunkWrites
-from hyperslab.chunked.deferred import run_split
+from hyperslab.chunked.deferred import run_planned
 from hyperslab.chunked.frameaudit import FrameAudit
 from hyperslab.chunked.gather import (
     GatherPiece,
@@ -44,6 +44,7 @@ from hyperslab.codecs.blockshape import choose_blockshape
 from hyperslab.codecs.blosc2_filter import Blosc2Params, decode_chunk
 from hyperslab.codecs.cframe_region import (
     BIG_BLOCK_BYTES,
+    DecodeJob,
     decode_items,
     decode_region,
     frame_blocks,
@@ -61,14 +62,15 @@ Measured here (2 cores): 160 KB chunks read 1.8x faster serially than in the poo
 chunks 1.4x faster in the pool."""
 
 DEFERRED_BATCH = 16
-"""Chunks decoded in part are read this many at a time: the calling thread loads their
-blocks' streams, then the decoding (Blosc2 calls that release the GIL) and copying are
-split between it and one pool task per other worker (:meth:`ChunkEngine._read_deferred`),
-so a batch's loaded streams are all the memory held.  Measured here right after opening,
-the slicing benchmark's array (2 threads): ``a[25]`` of ``(10, 25, 50, 50)`` chunks in
-``(1, 13, 50, 50)`` blocks (16 chunks of 2 blocks) 3.8 ms serially, 4.9 ms a pool task a
-chunk, 3.2 ms split; ``a[:, 50]`` (8 chunks of 25 or 50 blocks) 10.1 -> 7.9 ms and 7.9 ->
-7.0 ms against a pool task a chunk; ``a[:, :, 50]`` 22.9 -> 20.7 and 19.8 ms."""
+"""Chunks decoded in part wait at most this many at a time: the calling thread loads
+their blocks' streams, and the decoding (Blosc2 calls that release the GIL) and copying
+run in it and one pool task per other worker (:meth:`ChunkEngine._read_deferred`,
+:func:`~hyperslab.chunked.deferred.run_planned`), so the loaded streams of this many
+chunks are all the memory held.  Measured here right after opening, the slicing
+benchmark's array (2 threads): ``a[25]`` of ``(10, 25, 50, 50)`` chunks in ``(1, 13, 50,
+50)`` blocks (16 chunks of 2 blocks) 3.8 ms serially, 4.9 ms a pool task a chunk, 3.2 ms
+split; ``a[:, 50]`` (8 chunks of 25 or 50 blocks) 10.1 -> 7.9 ms and 7.9 -> 7.0 ms against
+a pool task a chunk; ``a[:, :, 50]`` 22.9 -> 20.7 and 19.8 ms."""
 
 _RAW_READ_MIN_BYTES = 1 << 17
 """Boxes of many chunks smaller than this read faster through HDF5's C loop.
@@ -408,18 +410,17 @@ class ChunkEngine(ChunkWrites):
         return out
 
     def _read_deferred(self, pieces: list[GatherPiece], out: AnyArray) -> None:
-        """Read pieces of chunks decoded in part, :data:`DEFERRED_BATCH` at a time: their
-        blocks' streams are loaded here, and the decoding and copying split between this
-        thread and the pool's (:func:`~hyperslab.chunked.deferred.run_split`)."""
-        for batch in batches(pieces, DEFERRED_BATCH):
-            work: list[tuple[GatherPiece, list[Callable[[], None]]]] = []
-            for piece in batch:
-                jobs: list[Callable[[], None]] = []
-                self._read_piece(piece, out, 1, jobs)
-                if jobs:
-                    work.append((piece, jobs))
-            run_split(work, self._workers, self._executor,
-                      lambda piece: self._read_piece(piece, out, 1))
+        """Read pieces of chunks decoded in part: their blocks' streams are loaded here,
+        and the decoding and copying run in the pool's threads as each piece is planned,
+        and in this one once all are (:func:`~hyperslab.chunked.deferred.run_planned`)."""
+
+        def plan(piece: GatherPiece) -> list[DecodeJob]:
+            jobs: list[DecodeJob] = []
+            self._read_piece(piece, out, 1, jobs)
+            return jobs
+
+        run_planned(pieces, plan, self._workers, self._executor,
+                    lambda piece: self._read_piece(piece, out, 1), DEFERRED_BATCH)
 
     def read_plain_scattered(
         self, h5key: Sequence[Any], out: AnyArray | None = None
@@ -585,7 +586,7 @@ class ChunkEngine(ChunkWrites):
         return True
 
     def _read_piece(self, piece: GatherPiece, out: AnyArray, nthreads: int,
-                    jobs: list[Callable[[], None]] | None = None) -> None:
+                    jobs: list[DecodeJob] | None = None) -> None:
         """Read ``piece`` into ``out``; given ``jobs``, decoding blocks straight into
         ``out`` may be left to callables appended to it (see
         :func:`~hyperslab.codecs.cframe_region.decode_region`)."""
@@ -619,7 +620,8 @@ class ChunkEngine(ChunkWrites):
             if sparse is not None:
                 sparse.load_all()  # too many blocks: decoded whole
         if jobs is not None:  # decoded whole, later, in whichever thread runs the job
-            jobs.append(functools.partial(self._copy_decoded, raw, mask, piece, target))
+            jobs.append(DecodeJob(functools.partial(self._copy_decoded, raw, mask, piece, target),
+                                  self.chunk_nbytes))
             return
         self._copy_decoded(raw, mask, piece, target, nthreads)
 

@@ -22,7 +22,7 @@ import itertools
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any, Final, Protocol
+from typing import Any, Final, NamedTuple, Protocol
 
 import numpy as np
 
@@ -142,6 +142,14 @@ class FrameBlocks:
         if chunk is None:
             raise FrameError("a block's compressed streams lie outside its chunk")
         _decompress(chunk, flat, 1)
+
+
+class DecodeJob(NamedTuple):
+    """Decoding that ``decode_region(..., jobs=)`` left for later: :attr:`run` decodes
+    :attr:`nbytes` bytes of blocks and copies the selected items out of them."""
+
+    run: Callable[[], None]
+    nbytes: int
 
 
 def slabs_shape(blockshape: Sequence[int], chunkshape: Sequence[int],
@@ -277,7 +285,7 @@ def decode_region(
     buf: Any, bounds: tuple[slice, ...], dtype: DTypeLike, *,
     max_share: float = DEFAULT_MAX_SHARE, load: Any = None, out: AnyArray | None = None,
     chunkshape: Sequence[int] | None = None, big_blocks: int | None = None,
-    jobs: list[Callable[[], None]] | None = None,
+    jobs: list[DecodeJob] | None = None,
 ) -> AnyArray | None:
     """The items of a b2nd chunk frame that ``bounds`` selects, decoding only the blocks
     holding some of them.
@@ -310,9 +318,9 @@ def decode_region(
         the region touches (see :data:`BIG_BLOCK_BYTES`).
     jobs : list, optional
         With ``out``: the blocks' streams are loaded here, but decoding them and copying
-        their items into ``out`` is left to callables appended to this list (each decodes
-        a group of blocks in one Blosc2 call, which releases the GIL), so that a caller
-        with many chunks may run them in several threads.  They raise
+        their items into ``out`` is left to :class:`DecodeJob` items appended to this list
+        (each decodes a group of blocks in one Blosc2 call, which releases the GIL), so
+        that a caller with many chunks may run them in several threads.  They raise
         :class:`~hyperslab.codecs.cframe.FrameError` if a block does not decompress (or
         cannot be cut out of its chunk: the caller then decodes the chunk whole).
 
@@ -364,7 +372,9 @@ def decode_region(
                                          load, jobs):
         return out
     if jobs is not None:
-        jobs.append(functools.partial(_one_by_one_job, blocks, axes, out, load, straight))
+        nblocks = math.prod(len(parts) for parts in axes)
+        jobs.append(DecodeJob(functools.partial(_one_by_one_job, blocks, axes, out, load,
+                                                straight), nblocks * blocks.blocksize))
         return out
     return out if _decode_one_by_one(blocks, axes, out, load, straight) else None
 
@@ -377,7 +387,7 @@ def _one_by_one_job(blocks: FrameBlocks, axes: list[list[tuple[int, slice, slice
 
 
 def _decode_slabs(blocks: FrameBlocks, slabs: tuple[int, ...], bounds: tuple[slice, ...],
-                  items: AnyArray, load: Any, jobs: list[Callable[[], None]] | None) -> None:
+                  items: AnyArray, load: Any, jobs: list[DecodeJob] | None) -> None:
     """Copy the items ``bounds`` selects of a chunk of slabs (see :func:`slabs_shape`) into
     ``items`` (or leave that to ``jobs``, the streams loaded), decoding the rows (along axis
     0) that hold some, a group of :data:`SLAB_GROUP_BYTES` at a time, each group in one
@@ -452,7 +462,7 @@ def _decode_one_by_one(blocks: FrameBlocks, axes: list[list[tuple[int, slice, sl
 
 
 def _decode_together(blocks: FrameBlocks, combos: list[Any], items: AnyArray,
-                     load: Any, jobs: list[Callable[[], None]] | None) -> bool:
+                     load: Any, jobs: list[DecodeJob] | None) -> bool:
     """Decode the blocks of ``combos`` (per block: its number's shares, the items of it
     selected and where they go, see :func:`_axis_blocks`) a group at a time, each group in
     one Blosc2 call (:func:`.cframe_item.blocks_chunk`), and copy their items into
@@ -474,7 +484,7 @@ def _decode_together(blocks: FrameBlocks, combos: list[Any], items: AnyArray,
 
 
 def _load_and_run(blocks: FrameBlocks, numbers: list[int], load: Any,
-                  jobs: list[Callable[[], None]] | None, job: Callable[[], None]) -> None:
+                  jobs: list[DecodeJob] | None, job: Callable[[], None]) -> None:
     """Load the streams of blocks ``numbers`` (those close together as one read), then run
     ``job`` (which decodes them), or leave it to ``jobs``."""
     if load is not None:
@@ -483,7 +493,7 @@ def _load_and_run(blocks: FrameBlocks, numbers: list[int], load: Any,
     if jobs is None:
         job()
     else:
-        jobs.append(job)
+        jobs.append(DecodeJob(job, len(numbers) * blocks.blocksize))
 
 
 def _copy_blocks(blocks: FrameBlocks, numbers: list[int], combos: list[Any],
@@ -595,5 +605,5 @@ def _copied_as(dtype: np.dtype[Any]) -> np.dtype[Any]:
 
 
 __all__ = ["BIG_BLOCK_BYTES", "DEFAULT_MAX_SHARE", "FRAME_HEAD_BYTES", "BlockStore",
-           "FrameBlocks", "decode_items", "decode_region", "frame_blocks",
+           "DecodeJob", "FrameBlocks", "decode_items", "decode_region", "frame_blocks",
            "load_frame_structure", "slabs_shape"]
