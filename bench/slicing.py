@@ -21,7 +21,9 @@ Every chunkshape is written by three writers (:data:`WRITERS`): hyperslab, PyTab
 h5py + hdf5plugin (``hdf5plugin.Blosc2(cname="lz4", clevel=8, filters=SHUFFLE)``), each
 choosing its own Blosc2 block shape; a group of cases is one chunkshape and one writer's
 file, and every reader reads that same file (so that readers, not layouts, are compared).
-Rivals (each ``value = node[selection]`` on a node opened before the timing):
+Rivals (each ``node = f.get_node("/a")``, or h5py's ``f["a"]``, then ``value =
+node[selection]``, both timed, in a file opened before the timing: PyTables opens the
+dataset and reads its attributes in ``get_node``, hyperslab at the node's first read):
 
 ==============================  ==========================================================
 rival                           how it reads the group's file
@@ -247,8 +249,10 @@ def _b2h5py_patched() -> bool:
 
 
 @contextlib.contextmanager
-def open_node(reader: str, path: str) -> Iterator[Any]:
-    """Open the array ``/a`` of the file at ``path`` with ``reader``; close it at the end.
+def open_node(reader: str, path: str) -> Iterator[Callable[[], Any]]:
+    """Open the file at ``path`` with ``reader``; give a function that looks its array
+    ``/a`` up (timed with the reads: PyTables opens the dataset and reads its attributes
+    there, hyperslab at the node's first read, h5py in ``f["a"]``); close it at the end.
 
     ``reader`` is ``hyperslab``, ``PyTables`` (their ``open_file`` and ``get_node``),
     ``h5py`` (plain ``h5py.File`` after ``import hdf5plugin``; fails if b2h5py's patch is
@@ -258,7 +262,7 @@ def open_node(reader: str, path: str) -> Iterator[Any]:
     if reader in LIBRARY_MODULES:
         lib = importlib.import_module(LIBRARY_MODULES[reader])
         with lib.open_file(path, mode="r") as f:
-            yield f.get_node("/" + NODE)
+            yield functools.partial(f.get_node, "/" + NODE)
         return
     if reader not in ("h5py", "b2h5py"):
         raise BenchmarkError(f"unknown reader {reader!r}")
@@ -271,16 +275,18 @@ def open_node(reader: str, path: str) -> Iterator[Any]:
     elif _b2h5py_patched():
         raise BenchmarkError("h5py.Dataset is patched by b2h5py: plain h5py cannot be timed")
     with fast, h5py.File(path, "r") as f:
-        yield f[NODE]
+        yield functools.partial(f.__getitem__, NODE)
 
 
 def read_selections(
     reader: str, path: str, selections: Sequence[Selection], pipeline: bool, timer: Timer
 ) -> list[Any]:
-    """Read every selection of the file at ``path`` with ``reader``; time the reads only."""
+    """Read every selection of the file at ``path`` with ``reader``; time looking the
+    array up and the reads (not opening the file)."""
     indexes = [to_index(s) for s in selections]
-    with blosc2_filter_env(pipeline), open_node(reader, path) as node:
+    with blosc2_filter_env(pipeline), open_node(reader, path) as get:
         with timer:
+            node = get()
             values = [node[index] for index in indexes]
     return values
 
@@ -390,7 +396,7 @@ def run_case(rival: str, case: str, params: dict[str, Any], timer: Timer) -> Any
         ``rivals`` (``{rival: {"reader", "path", "pipeline"}}``), ``selections`` (JSON
         selections, see :data:`Selection`) and ``expected`` (NumPy's :func:`check_of`).
     timer : Timer
-        Times the reads (not the opening).
+        Times looking the array up and the reads (not opening the file).
 
     Returns
     -------

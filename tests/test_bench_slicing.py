@@ -209,12 +209,13 @@ def test_b2h5py_is_active_only_for_its_rival(tmp_path: Path, data: Any) -> None:
     b2h5py: Any = importlib.import_module("b2h5py")  # untyped: no stubs
     path = tmp_path / "PyTables.h5"
     sbench.write_file("PyTables", str(path), data, CHUNKS)
-    with sbench.open_node("b2h5py", str(path)) as node:
+    with sbench.open_node("b2h5py", str(path)) as get:
         assert b2h5py.is_fast_slicing_enabled()
-        assert node._blosc2_opt_slicing_ok  # the file is one b2h5py optimizes
+        assert get()._blosc2_opt_slicing_ok  # the file is one b2h5py optimizes
     assert not b2h5py.is_fast_slicing_enabled()
-    with sbench.open_node("h5py", str(path)) as node:
+    with sbench.open_node("h5py", str(path)) as get:
         assert not b2h5py.is_fast_slicing_enabled()
+        assert get().shape == data.shape
     with b2h5py.fast_slicing(), pytest.raises(BenchmarkError, match="patched by b2h5py"):
         with sbench.open_node("h5py", str(path)):
             pass
@@ -321,3 +322,34 @@ def test_python_m_bench_slicing() -> None:
     )
     assert proc.returncode == 0
     assert "--blockshapes" in proc.stdout and "--chunks" in proc.stdout
+
+
+@pytest.mark.parametrize("reader", ["hyperslab", "PyTables", "h5py"])
+def test_looking_the_array_up_is_timed_with_the_reads(
+        tmp_path: Path, data: Any, reader: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """PyTables opens the dataset in get_node, hyperslab at the first read: each reader's
+    look-up is inside the timer, opening the file is not."""
+    import time
+
+    import h5py
+    import tables
+
+    import hyperslab
+
+    path = tmp_path / "hyperslab.h5"
+    sbench.write_file("hyperslab", str(path), data, CHUNKS)
+    looked_up: list[float] = []
+    cls = {"hyperslab": hyperslab.File, "PyTables": tables.File, "h5py": h5py.File}[reader]
+    name = "__getitem__" if reader == "h5py" else "get_node"
+    real = getattr(cls, name)
+
+    def slow(self: Any, *args: Any, **kwargs: Any) -> Any:
+        time.sleep(0.05)
+        looked_up.append(time.perf_counter())
+        return real(self, *args, **kwargs)
+
+    monkeypatch.setattr(cls, name, slow)
+    timer = Timer()
+    values = sbench.read_selections(reader, str(path), [[1]], False, timer)
+    np.testing.assert_array_equal(values[0], data[1])
+    assert len(looked_up) == 1 and timer.seconds is not None and timer.seconds >= 0.05
