@@ -95,3 +95,86 @@ except ValueError as exc:
                          text=True, check=True, cwd=tmp_path).stdout.split()
     workers = str(len(os.sched_getaffinity(0)))
     assert " ".join(out) == expected.replace("None 2", f"None {workers}")
+
+
+def test_files_opened_one_after_another_share_their_threads(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A file opened to read a slice does not start threads of its own: files with the
+    same thread count decode in the same threads, before and after one is closed."""
+    data = _blosc2_array(tmp_path / "a.h5")
+    threads: list[set[threading.Thread]] = []  # (the objects: a dead thread's id is reused)
+    real = cframe._decompress
+
+    def spy(src: object, dst: object, nthreads: int) -> None:
+        threads[-1].add(threading.current_thread())
+        real(src, dst, nthreads)
+
+    monkeypatch.setattr(cframe, "_decompress", spy)
+    for _ in range(3):
+        threads.append(set())
+        with hyperslab.open_file(tmp_path / "a.h5", max_threads=2) as f:
+            np.testing.assert_array_equal(f.root.a[:], data)
+    caller = {threading.current_thread()}
+    first_pool = threads[0] - caller
+    assert first_pool  # 8 chunks: some decoded in the pool
+    assert threads[1] - caller <= first_pool and threads[2] - caller <= first_pool
+    assert all(thread.is_alive() for thread in first_pool)
+    with hyperslab.open_file(tmp_path / "a.h5", max_threads=2) as one, \
+            hyperslab.open_file(tmp_path / "a.h5", max_threads=2) as two:
+        assert one._executor() is not two._executor()  # each file's own view
+
+
+def test_closing_a_file_waits_for_its_own_tasks_only(tmp_path: Path) -> None:
+    """Closing a file waits for the tasks it started, not for another open file's,
+    although both run in the same threads; a closed file's pool takes no task."""
+    from hyperslab.chunked.pools import FilePool
+
+    _blosc2_array(tmp_path / "a.h5")
+    release = threading.Event()
+    ran: list[str] = []
+
+    def blocked() -> None:
+        release.wait(30)
+        ran.append("one")
+
+    one = hyperslab.open_file(tmp_path / "a.h5", max_threads=2)
+    two = hyperslab.open_file(tmp_path / "a.h5", max_threads=2)
+    try:
+        waiting = one._executor().submit(blocked)
+        two._executor().submit(ran.append, "two").result(30)
+        two.close()  # returns while one's task still waits
+        assert ran == ["two"] and not waiting.done()
+        closer = threading.Thread(target=one.close)
+        closer.start()
+        closer.join(0.2)
+        assert closer.is_alive()  # it waits for its task
+        release.set()
+        closer.join(30)
+        assert not closer.is_alive() and ran == ["two", "one"]
+    finally:
+        release.set()
+        one.close()
+        two.close()
+    view = FilePool(2)
+    view.shutdown()
+    with pytest.raises(RuntimeError, match="after shutdown"):
+        view.submit(print)
+
+
+def test_a_forked_child_reads_with_threads_of_its_own(tmp_path: Path) -> None:
+    """The parent's pool threads do not exist in a child made by fork: the child's reads
+    start threads of their own instead of waiting forever for the parent's."""
+    import multiprocessing
+
+    data = _blosc2_array(tmp_path / "a.h5")
+    with hyperslab.open_file(tmp_path / "a.h5", max_threads=2) as f:
+        np.testing.assert_array_equal(f.root.a[:], data)  # the parent's threads exist
+    context = multiprocessing.get_context("fork")
+    with context.Pool(1) as children:
+        total = children.apply_async(_sum_in_child, (str(tmp_path / "a.h5"),)).get(60)
+    assert total == float(data.sum())
+
+
+def _sum_in_child(path: str) -> float:
+    with hyperslab.open_file(path, max_threads=2) as f:
+        return float(f.root.a[:].sum())

@@ -14,10 +14,10 @@ from __future__ import annotations
 import os
 import threading
 import time
-from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from hyperslab import parameters
+from hyperslab.chunked.pools import FilePool
 from hyperslab.chunked.workers import default_workers
 from hyperslab.codecs.filters import Filters, set_max_threads
 from hyperslab.errors import ClosedFileError, FileModeError, HDF5ExtError, NoSuchNodeError
@@ -148,7 +148,7 @@ class File(NodeLookup, NodeCreation, LinkCreation, TreeEditing, TreeWalking, Und
         # Read-only files: asked now, with the end of allocation their superblock records
         # (raw reads stay within it), read when HDF5 reads it rather than amid a query.
         self._access: FileAccess | None = file_access(self._h5.id) if mode == "r" else None
-        self._pool: ThreadPoolExecutor | None = None
+        self._pool: FilePool | None = None
         self._cache = NodeCache(options.node_cache_slots)
         self._loading = threading.RLock()  # one node object per path, whatever the thread
         # Leaves holding rows not yet in the file (kept alive until flushed).
@@ -238,15 +238,17 @@ class File(NodeLookup, NodeCreation, LinkCreation, TreeEditing, TreeWalking, Und
         ``File.params`` dict)."""
         return self._options
 
-    def _executor(self) -> ThreadPoolExecutor:
-        """The file's pool of threads for (de)compressing chunks (made on first use).
+    def _executor(self) -> FilePool:
+        """The file's pool of threads for (de)compressing chunks (made on first use; its
+        threads are shared with the process's other files, see
+        :mod:`~hyperslab.chunked.pools`).
 
         Raises ``ClosedFileError`` once the file is closed (e.g. for a query iterator
         left open past the file's ``close``).
         """
         self._check_open()
         if self._pool is None:
-            self._pool = ThreadPoolExecutor(self._workers, thread_name_prefix="hyperslab")
+            self._pool = FilePool(self._workers)
         return self._pool
 
     @property

@@ -11,7 +11,7 @@ interface between a file and its nodes, not API for users.
 
 from __future__ import annotations
 
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Executor
 from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
@@ -66,7 +66,7 @@ class NodeOwner(Protocol):
     @property
     def params(self) -> FileOptions: ...
 
-    def _executor(self) -> ThreadPoolExecutor: ...
+    def _executor(self) -> Executor: ...
 
     @property
     def _file_access(self) -> FileAccess: ...
