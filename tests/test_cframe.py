@@ -273,13 +273,14 @@ def runs(shape: tuple[int, ...], dtype: Any) -> np.ndarray[Any, Any]:
 
 @pytest.mark.parametrize(("chunks", "blocks"), BLOCKWISE)
 @pytest.mark.parametrize("dtype", ["<u2", "<f8", "?", COMPOUND])
-def test_blocks_not_in_c_order_are_decoded_one_at_a_time(
+def test_blocks_not_in_c_order_are_decoded_without_reordering(
     monkeypatch: pytest.MonkeyPatch, chunks: tuple[int, ...], blocks: tuple[int, ...],
     dtype: Any,
 ) -> None:
-    """Chunks whose blocks are not their C order (padded, or not whole rows) decode block
-    by block through a per-thread buffer; with several Blosc2 threads, and for chunks whose
-    blocks do not decode alone (stored uncompressed), whole as before."""
+    """Chunks whose blocks are not their C order (padded, or not whole rows) decode a
+    group of blocks at a time through a per-thread buffer; with several Blosc2 threads,
+    and for chunks whose blocks do not decode alone (stored uncompressed), whole as
+    before."""
     calls: list[bool] = []
 
     def spy(*args: Any) -> bool:
@@ -305,7 +306,7 @@ def test_blocks_not_in_c_order_are_decoded_one_at_a_time(
     assert calls == [False]
 
 
-def test_hdf5plugin_blocks_decode_one_at_a_time(tmp_path: Path,
+def test_hdf5plugin_blocks_decode_without_reordering(tmp_path: Path,
                                                 monkeypatch: pytest.MonkeyPatch) -> None:
     """hdf5plugin's (32, 32, 50) blocks of (50, 50, 50) chunks (a (64, 64, 50) padded
     chunk) decode without the whole-chunk reordering, as h5py reads them."""
@@ -325,6 +326,34 @@ def test_hdf5plugin_blocks_decode_one_at_a_time(tmp_path: Path,
         out = np.empty((50, 50, 50))
         decode_into(frame, out, chunkshape=(50, 50, 50))
         np.testing.assert_array_equal(out, data[50 * i : 50 * (i + 1)])
+
+
+@pytest.mark.parametrize(("blocks", "calls_per_chunk"), [
+    ((1, 64, 64), 2),  # 16 blocks of 8 KiB, TOGETHER_MAX_BYTES held to 64 KiB: 8 a call
+    ((1, 128, 128), 2),  # 4 blocks of 32 KiB: 2 a call
+    ((1, 256, 256), 1),  # the chunk is one C-ordered block: straight into the output
+])
+def test_blocks_not_in_c_order_are_decoded_a_group_at_a_time(
+        monkeypatch: pytest.MonkeyPatch, blocks: tuple[int, ...],
+        calls_per_chunk: int) -> None:
+    """PyTables' (1, 256, 256) blocks of an image: decoding them a block a Blosc2 call
+    cost a context each; up to TOGETHER_MAX_BYTES of them are decoded in one call, and
+    each copied to its place.  Exact against NumPy, in the calls counted."""
+    monkeypatch.setattr(cframe_blocks, "TOGETHER_MAX_BYTES", 2 * 128 * 128 * 2)
+    data = (np.arange(256 * 256, dtype="<u2") * 7 % 1000).reshape(1, 256, 256)
+    frame = reference_frame(data, blocks, CODECS["lz4"], 5, 1)
+    calls: list[int] = []
+    real = cframe._decompress
+
+    def spy(src: Any, dst: Any, nthreads: int) -> None:
+        calls.append(np.asarray(dst).nbytes)
+        real(src, dst, nthreads)
+
+    monkeypatch.setattr(cframe, "_decompress", spy)
+    out = np.full_like(data, 1)
+    decode_into(frame, out, nthreads=1)
+    np.testing.assert_array_equal(out, data)
+    assert len(calls) == calls_per_chunk and sum(calls) == data.nbytes
 
 
 # ---------------------------------------------------------------- special chunks, partial reads

@@ -35,7 +35,7 @@ from hyperslab.codecs.cframe import (
     _decompress,
     parse_frame,
 )
-from hyperslab.codecs.cframe_blocks import chunk_blocks, scratch_block
+from hyperslab.codecs.cframe_blocks import TOGETHER_MAX_BYTES, chunk_blocks, scratch_block
 from hyperslab.codecs.cframe_check import HEADER_MINLEN, TAIL_LEN, chunk_offset
 from hyperslab.codecs.cframe_item import (
     _FRAME_SIZES,
@@ -56,15 +56,6 @@ buffer (:func:`.cframe_blocks.scratch_block`, up to the same size).  Measured he
 (10, 25, 50, 50) chunks of (1, 13, 50, 50) slabs 24.7 ms in groups of 2 MiB, 19.0 ms of
 8 MiB (the 5 MB chunk whole); (25, 50, 50, 50) chunks (25 MB) 18.8 and 17.8 ms.  Bigger
 groups mean fewer calls, each switching the GIL between the pool's threads."""
-
-TOGETHER_MAX_BYTES: Final = 2 << 20
-"""The touched blocks of a chunk are decoded together, in groups of at most this many
-bytes of blocks, each group in one Blosc2 call: a call per block cost a one-block chunk
-and a Blosc2 context each (~10 us), and a pool thread switches the GIL on every call.
-Bigger groups leave the caches before their items are copied out: the strided read of
-the slicing benchmark on PyTables' file (2 MB blocks, which are decoded one by one)
-took 50 ms in groups of 8 MiB, 46 ms of 1 MiB; ``a[:, 50]`` of hyperslab's (25, 50, 50,
-50) chunks (200 KB blocks) 7.1 ms in groups of 2 MiB, 7.5 of 8 MiB."""
 
 MERGE_GAP_BYTES: Final = 16 << 10
 """Streams of blocks read in part (``load``) this close in the frame are read as one."""
