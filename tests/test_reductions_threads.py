@@ -215,15 +215,51 @@ def test_a_block_that_does_not_decompress_names_its_chunk(
     data = np.arange(8 * 100 * 300, dtype=np.float64).reshape(8, 100, 300)
     plugin_file(tmp_path / "c.h5", data, (4, 100, 300))
     calls: list[int] = []
-    original = cframe_visit.decompress_block
+    original = cframe_visit.decompress_blocks
 
-    def second_fails(part: Any, into: np.ndarray) -> None:
+    def second_fails(plan: Any, numbers: Any, into: np.ndarray) -> None:
         calls.append(1)
         if len(calls) == 2:
             raise cframe.FrameError("damaged block")
-        original(part, into)
+        original(plan, numbers, into)
 
-    monkeypatch.setattr(blockvisit, "decompress_block", second_fails)
+    monkeypatch.setattr(blockvisit, "decompress_blocks", second_fails)
+    monkeypatch.setattr(blockvisit, "TOGETHER_MAX_BYTES", 1)  # a block a call
     with hyperslab.open_file(tmp_path / "c.h5", MAX_THREADS=1) as f, \
             pytest.raises(hyperslab.HDF5ExtError, match="damaged block"):
         f.root.a.sum()
+
+
+def test_the_blocks_of_a_chunk_are_visited_a_group_a_call(
+        plugin_file: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A Blosc2 call per block cost a context each: the blocks of a visited chunk are
+    decoded up to TOGETHER_MAX_BYTES a call (the 3 blocks of a chunk; 2 and 1 with a
+    smaller limit), and blocks wholly past the dataset's edge not at all.  Exact against
+    NumPy on h5py's reading."""
+    from hyperslab.chunked import blockvisit
+    from hyperslab.codecs import cframe_visit
+
+    calls: list[list[int]] = []
+    original = cframe_visit.decompress_blocks
+
+    def spy(plan: Any, numbers: Any, into: np.ndarray) -> None:
+        assert plan.blockshape == (4, 100, 128)
+        calls.append(list(numbers))
+        original(plan, numbers, into)
+
+    monkeypatch.setattr(blockvisit, "decompress_blocks", spy)
+    block = 4 * 100 * 128 * 8
+    # (the second column of chunks of 550 columns ends at 550: its block 2, columns 556
+    # to 683, is past the edge)
+    for columns, limit, per_chunk in [(300, None, [[0, 1, 2]]), (300, 2 * block, [[0, 1], [2]]),
+                                      (550, None, [[0, 1, 2], [0, 1]])]:
+        data = np.arange(10 * 100 * columns, dtype=np.float64).reshape(10, 100, columns)
+        read = plugin_file(tmp_path / "g.h5", data, (4, 100, 300))  # (4, 100, 128) blocks
+        calls.clear()
+        with monkeypatch.context() as patch:
+            if limit is not None:
+                patch.setattr(blockvisit, "TOGETHER_MAX_BYTES", limit)
+            with hyperslab.open_file(tmp_path / "g.h5", MAX_THREADS=1) as f:
+                np.testing.assert_allclose(f.root.a.sum(axis=1), read.sum(axis=1),
+                                           rtol=1e-12)
+        assert sorted(calls) == sorted(per_chunk * 3), columns  # 3 chunks along axis 0

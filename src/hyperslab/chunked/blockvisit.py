@@ -3,7 +3,7 @@
 Reductions read a dataset tile by tile; a tile's chunks are decoded into a buffer and the
 buffer is then reduced.  For chunks written by others in b2nd blocks that are not C-ordered
 slabs of the chunk (hdf5plugin's ``(2, 128, 256)`` blocks of ``(2, 500, 500)`` chunks),
-each block is already decoded alone into a per-thread block buffer and copied into place
+a group of blocks is already decoded into a per-thread buffer and each copied into place
 (:mod:`hyperslab.codecs.cframe_blocks`).  :func:`visit_chunks` hands each decoded block to
 the work instead, while it is in the core's cache: no copy of the chunk is written, nor
 read again.  Chunks whose blocks are C-ordered slabs decode straight into the caller's
@@ -12,7 +12,6 @@ buffer in one call, which a visit would only slow down: they are not visited.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -22,8 +21,8 @@ from hyperslab.chunked.regions import Box
 from hyperslab.chunked.scratch import scratch_bytes
 from hyperslab.codecs.blockshape import blocks_are_c_order
 from hyperslab.codecs.cframe import FrameError
-from hyperslab.codecs.cframe_blocks import scratch_block
-from hyperslab.codecs.cframe_visit import BlockParts, decompress_block, frame_block_parts
+from hyperslab.codecs.cframe_blocks import TOGETHER_MAX_BYTES, scratch_block
+from hyperslab.codecs.cframe_visit import BlockPlan, decompress_blocks, frame_block_plan
 
 Visit = Callable[[Box, AnyArray], Any]
 
@@ -67,36 +66,39 @@ def visit_chunks(engine: ChunkEngine, grids: Sequence[tuple[int, ...]], visit: V
     return others
 
 
-def _visit_blocks(engine: ChunkEngine, grid: tuple[int, ...], planned: BlockParts,
+def _visit_blocks(engine: ChunkEngine, grid: tuple[int, ...], planned: BlockPlan,
                   visit: Visit) -> bool:
-    """Visit the blocks of one chunk; False if its first block does not decompress
-    (nothing visited: the usual read decodes it as HDF5's filter would, or says why
-    not)."""
-    blockshape, parts = planned
+    """Visit the blocks of one chunk, decoded up to :data:`TOGETHER_MAX_BYTES` at a time
+    (a Blosc2 context per call); False if its first group does not decompress (nothing
+    visited: the usual read decodes it as HDF5's filter would, or says why not)."""
     dtype = engine._dtype
-    block = scratch_block(math.prod(blockshape) * dtype.itemsize)
-    items = block.view(dtype).reshape(blockshape)
     origin = [g * c for g, c in zip(grid, engine._chunkshape, strict=True)]
     shape = engine._dataset.shape
+    inside: list[tuple[int, tuple[tuple[int, int], ...]]] = []
+    for number, place in planned.boxes:
+        starts = [o + p.start for o, p in zip(origin, place, strict=True)]
+        stops = [min(o + p.stop, n) for o, p, n in zip(origin, place, shape, strict=True)]
+        if all(lo < hi for lo, hi in zip(starts, stops, strict=True)):  # not past the edge
+            inside.append((number, tuple(zip(starts, stops, strict=True))))
+    per_group = max(1, TOGETHER_MAX_BYTES // planned.blocksize)
     visited = False
-    for box, part in parts:
-        starts = [o + p.start for o, p in zip(origin, box, strict=True)]
-        stops = [min(o + p.stop, n) for o, p, n in zip(origin, box, shape, strict=True)]
-        if any(lo >= hi for lo, hi in zip(starts, stops, strict=True)):
-            continue  # a block beyond the dataset's edge
+    for first in range(0, len(inside), per_group):
+        group = inside[first : first + per_group]
+        decoded = scratch_block(len(group) * planned.blocksize)
         try:
-            decompress_block(part, block)
+            decompress_blocks(planned, [number for number, _ in group], decoded)
         except FrameError as exc:
             if not visited:
                 return False
             raise engine._corrupt(grid, exc) from None
         visited = True
-        visit(tuple(zip(starts, stops, strict=True)),
-              items[tuple(slice(0, hi - lo) for lo, hi in zip(starts, stops, strict=True))])
+        blocks = decoded.view(dtype).reshape(len(group), *planned.blockshape)
+        for block, (_, bounds) in zip(blocks, group, strict=True):
+            visit(bounds, block[tuple(slice(0, hi - lo) for lo, hi in bounds)])
     return True
 
 
-def _block_parts(engine: ChunkEngine, grid: tuple[int, ...]) -> BlockParts | None:
+def _block_parts(engine: ChunkEngine, grid: tuple[int, ...]) -> BlockPlan | None:
     """The blocks of the chunk at ``grid`` (its stored bytes read into the calling
     thread's buffer), or None where it is not visited."""
     sparse = engine._dataset.sparse_chunk(grid)
@@ -104,7 +106,7 @@ def _block_parts(engine: ChunkEngine, grid: tuple[int, ...]) -> BlockParts | Non
         return None
     sparse.load_all_into(scratch_bytes(sparse.buffer.shape[0], "stored"))
     try:
-        return frame_block_parts(sparse.buffer, engine._dtype.itemsize, engine._chunkshape)
+        return frame_block_plan(sparse.buffer, engine._dtype.itemsize, engine._chunkshape)
     except FrameError:
         return None  # read the usual way, which reports what is wrong
 

@@ -128,7 +128,7 @@ def decode_blocks_into(
     if not nitems or flat.nbytes % nitems:
         return False
     itemsize = flat.nbytes // nitems
-    located = _locate_blocks(chunk, shape, chunkshape, blockshape, itemsize)
+    located = locate_blocks(chunk, shape, chunkshape, blockshape, itemsize)
     if located is None:
         return False
     begins, ends, nbytes, boxes = located
@@ -174,14 +174,15 @@ def _decode_group(chunk: Any, group: list[tuple[int, AnyArray, tuple[slice, ...]
         place[...] = block[tuple(slice(0, p.stop - p.start) for p in box)]
 
 
-def _locate_blocks(chunk: Any, shape: Shape, chunkshape: Shape, blockshape: Shape,
+def locate_blocks(chunk: Any, shape: Shape, chunkshape: Shape, blockshape: Shape,
                    itemsize: int
                    ) -> tuple[AnyArray, AnyArray, int, tuple[tuple[int, tuple[slice, ...]], ...]
                               ] | None:
     """Where the streams of each block of a b2nd chunk begin and end, the chunk's
-    decoded size, and the number and place of each block holding data (see
-    :func:`_block_boxes`); None if the blocks cannot be decoded alone.  The arguments
-    are those of :func:`decode_blocks_into`."""
+    decoded size, and the number and place (slices of the array of ``shape``) of each
+    block holding data, in the chunk's order; None if the blocks cannot be decoded alone
+    (checked before any is listed).  The arguments are those of
+    :func:`decode_blocks_into`."""
     items_per_block = math.prod(blockshape)
     if not items_per_block or not math.prod(shape) or itemsize < 1:
         return None
@@ -194,26 +195,6 @@ def _locate_blocks(chunk: Any, shape: Shape, chunkshape: Shape, blockshape: Shap
     if math.prod(grid) * blocksize != nbytes:
         return None
     return (*streams, nbytes, _block_boxes(tuple(shape), tuple(blockshape), tuple(grid)))
-
-
-def block_parts(chunk: Any, shape: Shape, chunkshape: Shape, blockshape: Shape,
-                 itemsize: int) -> list[tuple[tuple[slice, ...], Any]] | None:
-    """Each block holding data of a b2nd chunk: its place in the array of ``shape``
-    (slices) and its one-block Blosc2 chunk, in the chunk's order; None if the blocks
-    cannot be decoded alone (checked before any is listed).  The arguments are those of
-    :func:`decode_blocks_into`."""
-    located = _locate_blocks(chunk, shape, chunkshape, blockshape, itemsize)
-    if located is None:
-        return None
-    begins, ends, nbytes, boxes = located
-    blocksize = math.prod(blockshape) * itemsize
-    parts = []
-    for number, box in boxes:
-        part = block_chunk(chunk, number, int(begins[number]), int(ends[number]), blocksize,
-                           nbytes)
-        assert part is not None  # block_ends found every block's streams in the chunk
-        parts.append((box, part))
-    return parts
 
 
 @functools.lru_cache(maxsize=64)
@@ -231,5 +212,5 @@ def _block_boxes(shape: Shape, blockshape: Shape, grid: Shape
     return tuple(boxes)
 
 
-__all__ = ["PARTIAL_FILTERS", "SCRATCH_MAX", "TOGETHER_MAX_BYTES", "block_parts",
-           "chunk_blocks", "decode_blocks_into", "scratch_block"]
+__all__ = ["PARTIAL_FILTERS", "SCRATCH_MAX", "TOGETHER_MAX_BYTES", "chunk_blocks",
+           "decode_blocks_into", "locate_blocks", "scratch_block"]

@@ -1,41 +1,54 @@
-"""The blocks of other writers' b2nd frames, one at a time, for work done block by block.
+"""The blocks of other writers' b2nd frames, a group at a time, for work done block by block.
 
 :func:`~hyperslab.codecs.cframe.decode_into` decodes a frame whose blocks are not
 C-ordered slabs of its chunk (hdf5plugin's ``(2, 128, 256)`` blocks of ``(2, 500, 500)``
-chunks) block by block into a per-thread buffer and copies each into place
+chunks) a group of blocks at a time into a per-thread buffer and copies each into place
 (:mod:`.cframe_blocks`).  Work that needs no copy of the chunk (a reduction) takes the
-blocks instead (:mod:`hyperslab.chunked.blockvisit`): :func:`frame_block_parts` lists them
-after checking the frame, :func:`decompress_block` decodes one.
+blocks instead (:mod:`hyperslab.chunked.blockvisit`): :func:`frame_block_plan` lists them
+after checking the frame, :func:`decompress_blocks` decodes some in one Blosc2 call.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, NamedTuple
 
 from hyperslab._typing import AnyArray
 from hyperslab.codecs.cframe import (
     SPECIAL_UNINIT,
+    FrameError,
     _byte_view,
     _check_shape,
     _decompress,
     parse_frame,
 )
-from hyperslab.codecs.cframe_blocks import block_parts
-
-BlockParts = tuple[tuple[int, ...], list[tuple[tuple[slice, ...], Any]]]
-"""A frame's block shape, and each block holding data: its place in the chunk (slices)
-and its one-block Blosc2 chunk (see :func:`frame_block_parts`)."""
+from hyperslab.codecs.cframe_blocks import locate_blocks
+from hyperslab.codecs.cframe_item import block_chunk, blocks_chunk
 
 
-def frame_block_parts(buf: Any, itemsize: int, chunkshape: Sequence[int]
-                      ) -> BlockParts | None:
+class BlockPlan(NamedTuple):
+    """The blocks of a frame to visit (see :func:`frame_block_plan`)."""
+
+    blockshape: tuple[int, ...]
+    blocksize: int
+    """Bytes of a decoded block."""
+    boxes: tuple[tuple[int, tuple[slice, ...]], ...]
+    """Each block holding data: its number and its place in the chunk (slices)."""
+    chunk: Any
+    """The frame's Blosc2 chunk."""
+    begins: AnyArray
+    ends: AnyArray
+    """Where each block's compressed streams begin and end in :attr:`chunk`."""
+    nbytes: int
+    """The chunk's decoded size."""
+
+
+def frame_block_plan(buf: Any, itemsize: int, chunkshape: Sequence[int]) -> BlockPlan | None:
     """The blocks of a b2nd chunk frame whose blocks are not C-ordered slabs of the chunk
-    (other writers' frames), each to decode alone with :func:`decompress_block` (into a
-    buffer of the block shape) for work done block by block while the block is in the
-    core's cache (see :mod:`hyperslab.chunked.blockvisit`).  None for every other frame,
-    and where the blocks cannot be decoded alone: decode those with
-    :func:`decode_into`.
+    (other writers' frames), to decode with :func:`decompress_blocks` for work done block
+    by block while the blocks are in the core's cache (see
+    :mod:`hyperslab.chunked.blockvisit`).  None for every other frame, and where the
+    blocks cannot be decoded alone: decode those with :func:`decode_into`.
 
     Raises
     ------
@@ -52,20 +65,38 @@ def frame_block_parts(buf: Any, itemsize: int, chunkshape: Sequence[int]
     chunk = view[layout.chunk_start : layout.chunk_stop]
     if (chunk[31] >> 4) & 0x07 == SPECIAL_UNINIT:
         return None
-    parts = block_parts(chunk, layout.shape, layout.chunkshape, layout.blockshape, itemsize)
-    return None if parts is None else (layout.blockshape, parts)
+    located = locate_blocks(chunk, layout.shape, layout.chunkshape, layout.blockshape,
+                            itemsize)
+    if located is None:
+        return None
+    begins, ends, nbytes, boxes = located
+    blockshape = tuple(layout.blockshape)
+    blocksize = itemsize
+    for length in blockshape:
+        blocksize *= length
+    return BlockPlan(blockshape, blocksize, boxes, chunk, begins, ends, nbytes)
 
 
-def decompress_block(part: Any, into: AnyArray) -> None:
-    """Decompress a block of :func:`frame_block_parts` into ``into`` (``uint8``, the
-    block's bytes), in this thread.
+def decompress_blocks(plan: BlockPlan, numbers: Sequence[int], into: AnyArray) -> None:
+    """Decompress blocks ``numbers`` of ``plan`` one after another into ``into`` (``uint8``,
+    ``len(numbers)`` blocks' bytes), in one Blosc2 call, in this thread.
 
     Raises
     ------
     FrameError
-        If it does not decompress.
+        If they do not decompress.
     """
+    begins, ends = plan.begins, plan.ends
+    if len(numbers) == 1:
+        number = numbers[0]
+        part = block_chunk(plan.chunk, number, int(begins[number]), int(ends[number]),
+                           plan.blocksize, plan.nbytes)
+    else:
+        part = blocks_chunk(plan.chunk, [(int(begins[n]), int(ends[n])) for n in numbers],
+                            plan.blocksize)
+    if part is None:
+        raise FrameError("a block's compressed streams lie outside its chunk")
     _decompress(part, into, 1)
 
 
-__all__ = ["BlockParts", "decompress_block", "frame_block_parts"]
+__all__ = ["BlockPlan", "decompress_blocks", "frame_block_plan"]
