@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 import threading
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -114,11 +115,13 @@ def test_files_opened_one_after_another_share_their_threads(
         threads.append(set())
         with hyperslab.open_file(tmp_path / "a.h5", max_threads=2) as f:
             np.testing.assert_array_equal(f.root.a[:], data)
+    from hyperslab.chunked.pools import shared_pool
+
     caller = {threading.current_thread()}
-    first_pool = threads[0] - caller
-    assert first_pool  # 8 chunks: some decoded in the pool
-    assert threads[1] - caller <= first_pool and threads[2] - caller <= first_pool
-    assert all(thread.is_alive() for thread in first_pool)
+    pool_threads = set(shared_pool(2)._threads)  # (the process's pool of 2 threads)
+    assert all(opened - caller for opened in threads)  # 8 chunks: decoded in the pool
+    assert all(opened - caller <= pool_threads for opened in threads)
+    assert all(thread.is_alive() for thread in pool_threads)  # kept after each close
     with hyperslab.open_file(tmp_path / "a.h5", max_threads=2) as one, \
             hyperslab.open_file(tmp_path / "a.h5", max_threads=2) as two:
         assert one._executor() is not two._executor()  # each file's own view
@@ -178,3 +181,49 @@ def test_a_forked_child_reads_with_threads_of_its_own(tmp_path: Path) -> None:
 def _sum_in_child(path: str) -> float:
     with hyperslab.open_file(path, max_threads=2) as f:
         return float(f.root.a[:].sum())
+
+
+def test_one_chunk_of_other_writers_blocks_is_decoded_by_both_threads(
+        plugin_file: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A read of one chunk whose blocks are not C-ordered slabs (hdf5plugin's) splits its
+    blocks between the calling thread and the pool, each decoding its own into place: no
+    whole decoding and reordering pass.  A pool that does not start its part (busy)
+    leaves it to the calling thread.  Exact against h5py + hdf5plugin."""
+    from concurrent.futures import Future
+
+    data = np.arange(4 * 100 * 300, dtype=np.float64).reshape(4, 100, 300) / 3
+    read = plugin_file(tmp_path / "p.h5", data, (4, 100, 300))  # 3 blocks of (4, 100, 128)
+
+    def whole(*args: object) -> None:
+        raise AssertionError("decoded whole and reordered")
+
+    monkeypatch.setattr(cframe, "from_block_order", whole)
+    threads: list[str] = []
+    real = cframe._decompress
+    in_pool = threading.Event()
+    caller = threading.current_thread().name
+
+    def spy(src: object, dst: object, nthreads: int) -> None:
+        assert nthreads == 1
+        threads.append(threading.current_thread().name)
+        if threads[-1] == caller:
+            in_pool.wait(10)  # (the pool's part has started: it is not done here)
+        else:
+            in_pool.set()
+        real(src, dst, nthreads)
+
+    monkeypatch.setattr(cframe, "_decompress", spy)
+    with hyperslab.open_file(tmp_path / "p.h5", max_threads=2) as f:
+        np.testing.assert_array_equal(f.root.a[:], read)
+    assert len(threads) == 2 and len(set(threads)) == 2  # 2 blocks here, 1 in the pool
+    in_pool.set()
+
+    class BusyPool:
+        def submit(self, fn: Any, /, *args: Any, **kwargs: Any) -> Future[Any]:
+            return Future()  # never run
+
+    threads.clear()
+    with hyperslab.open_file(tmp_path / "p.h5", max_threads=2) as f:
+        monkeypatch.setattr(f.root.a._engine, "_executor", BusyPool)
+        np.testing.assert_array_equal(f.root.a[:], read)
+    assert threads == [threading.current_thread().name] * 2

@@ -671,6 +671,26 @@ class ChunkEngine(ChunkWrites):
         else:
             target[...] = self._fill_value()
 
+    def _run_parts(self, parts: Sequence[Callable[[], None]]) -> None:
+        """Run ``parts`` (the runs of blocks of one chunk to decode, see
+        :func:`~hyperslab.codecs.cframe.decode_into`): the first here, the others in the
+        pool, or here where the pool has not started them; return once all have run (the
+        first error is raised)."""
+        pool = self._executor()
+        pending = [(pool.submit(part), part) for part in parts[1:]]
+        try:
+            parts[0]()
+            for future, part in pending:
+                if future.cancel():  # the pool is busy with other work
+                    part()
+        finally:
+            for future, _ in pending:
+                if not future.cancelled():
+                    future.exception()  # waits: nothing writes into the chunk after this
+        for future, _ in pending:
+            if not future.cancelled():
+                future.result()
+
     def _decodes_in_part(self, mask: int) -> bool:
         """Whether a stored chunk of this filter mask can be decoded block by block."""
         return self._partial_decoding and not mask & _SKIP_FIRST_FILTER
@@ -716,7 +736,8 @@ class ChunkEngine(ChunkWrites):
             return
         try:
             cframe.decode_into(raw, out, nthreads=nthreads, chunkshape=self._chunkshape,
-                               work=blocked_scratch)
+                               work=blocked_scratch,
+                               run_parts=self._run_parts if nthreads > 1 else None)
             return
         except cframe.FrameError as exc:
             fast_error: Exception = exc

@@ -340,6 +340,7 @@ def _fill_special(flat: AnyArray, special: int, typesize: int) -> None:
 def decode_into(
     buf: Any, out: AnyArray, *, nthreads: int = 1, chunkshape: Sequence[int] | None = None,
     work: Callable[[int], AnyArray] | None = None,
+    run_parts: Callable[[Sequence[Callable[[], None]]], None] | None = None,
 ) -> None:
     """Decompress a whole chunk frame into `out`.
 
@@ -360,6 +361,12 @@ def decode_into(
         decompress into first where the frame's data is not in C order (b2nd blocks that
         are not C-ordered slabs, or padded ones), overwritten here; default: new memory.
         A buffer kept by the caller saves a page fault per 4 KB on every call.
+    run_parts : callable, optional
+        With ``nthreads`` > 1, for frames whose blocks are not C-ordered slabs:
+        ``run_parts(callables)`` runs ``nthreads`` callables, each decoding a run of the
+        blocks into their places, in as many threads, and returns when all have (see
+        :func:`.cframe_blocks.decode_blocks_into`).  Otherwise such frames are decoded
+        whole with Blosc2's threads and then reordered, one more pass over the chunk.
 
     Raises
     ------
@@ -395,10 +402,10 @@ def decode_into(
         _decompress(chunk, flat, nthreads)
         return
     assert layout.chunkshape is not None and layout.blockshape is not None
-    if nthreads == 1 and decode_blocks_into(
+    if (nthreads == 1 or run_parts is not None) and decode_blocks_into(
             chunk, flat, layout.shape, layout.chunkshape, layout.blockshape,
-            lambda part, into: _decompress(part, into, 1)):
-        return  # other writers' blocks, through a per-thread block (see cframe_blocks)
+            lambda part, into: _decompress(part, into, 1), run_parts, nthreads):
+        return  # other writers' blocks, through a per-thread buffer (see cframe_blocks)
     whole = (np.empty(layout.chunk_nbytes, dtype=np.uint8) if work is None
              else work(layout.chunk_nbytes))
     _decompress(chunk, whole, nthreads)

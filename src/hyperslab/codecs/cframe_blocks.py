@@ -27,7 +27,7 @@ import functools
 import itertools
 import math
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any, Final
 
 import numpy as np
@@ -97,13 +97,17 @@ def decode_blocks_into(
     chunkshape: Shape,
     blockshape: Shape,
     decompress: Callable[[Any, AnyArray], None],
+    run: Callable[[Sequence[Callable[[], None]]], None] | None = None,
+    parts: int = 1,
 ) -> bool:
     """Decode a b2nd chunk into ``flat``, its data in C order, a group of blocks at a time.
 
     Blocks C-contiguous in the output are decoded straight into it; the others up to
     :data:`TOGETHER_MAX_BYTES` at a time, in one Blosc2 call (a chunk of just those blocks,
     :func:`.cframe_item.blocks_chunk`) into a buffer kept per thread, then copied to their
-    places; blocks over half that size one at a time.
+    places; blocks over half that size one at a time.  Given ``run``, the blocks are
+    split into ``parts`` runs of consecutive ones, decoded by the callables ``run`` is
+    given (it runs them, in several threads, and returns when all have).
 
     Parameters
     ----------
@@ -117,6 +121,11 @@ def decode_blocks_into(
     decompress : callable
         ``decompress(blosc2_chunk, out)`` decompresses a Blosc2 chunk (of one block or
         of several) into the ``uint8`` array ``out``.
+    run : callable, optional
+        ``run(callables)`` calls each callable, each in a thread with its own scratch
+        buffer, and returns once all have returned (raising the first error).
+    parts : int, default 1
+        How many runs of blocks ``run`` gets.
 
     Returns
     -------
@@ -134,6 +143,23 @@ def decode_blocks_into(
     begins, ends, nbytes, boxes = located
     target = _items(flat, itemsize).reshape(shape)
     blocksize = math.prod(blockshape) * itemsize
+    decode = functools.partial(_decode_boxes, chunk, target, begins, ends, nbytes,
+                               blocksize, itemsize, blockshape, decompress)
+    if run is None or parts < 2 or len(boxes) < 2:
+        decode(boxes)
+        return True
+    per_part = -(-len(boxes) // parts)
+    run([functools.partial(decode, boxes[first : first + per_part])
+         for first in range(0, len(boxes), per_part)])
+    return True
+
+
+def _decode_boxes(chunk: Any, target: AnyArray, begins: AnyArray, ends: AnyArray,
+                  nbytes: int, blocksize: int, itemsize: int, blockshape: Shape,
+                  decompress: Callable[[Any, AnyArray], None],
+                  boxes: Sequence[tuple[int, tuple[slice, ...]]]) -> None:
+    """Decode the blocks ``boxes`` (number, place in ``target``) of a chunk into their
+    places (see :func:`decode_blocks_into`)."""
     per_group = TOGETHER_MAX_BYTES // blocksize
     block: AnyArray | None = None
     group: list[tuple[int, AnyArray, tuple[slice, ...]]] = []
@@ -156,7 +182,6 @@ def decode_blocks_into(
                 group = []
     if group:
         _decode_group(chunk, group, begins, ends, blocksize, itemsize, blockshape, decompress)
-    return True
 
 
 def _decode_group(chunk: Any, group: list[tuple[int, AnyArray, tuple[slice, ...]]],
