@@ -210,7 +210,7 @@ def test_a_block_that_does_not_decompress_names_its_chunk(
         plugin_file: Any,
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     from hyperslab.chunked import blockvisit
-    from hyperslab.codecs import cframe, cframe_visit
+    from hyperslab.codecs import cframe, cframe_blocks, cframe_visit
 
     data = np.arange(8 * 100 * 300, dtype=np.float64).reshape(8, 100, 300)
     plugin_file(tmp_path / "c.h5", data, (4, 100, 300))
@@ -224,7 +224,7 @@ def test_a_block_that_does_not_decompress_names_its_chunk(
         original(plan, numbers, into)
 
     monkeypatch.setattr(blockvisit, "decompress_blocks", second_fails)
-    monkeypatch.setattr(blockvisit, "TOGETHER_MAX_BYTES", 1)  # a block a call
+    monkeypatch.setattr(cframe_blocks, "TOGETHER_MAX_BYTES", 1)  # a block a call
     with hyperslab.open_file(tmp_path / "c.h5", MAX_THREADS=1) as f, \
             pytest.raises(hyperslab.HDF5ExtError, match="damaged block"):
         f.root.a.sum()
@@ -237,7 +237,7 @@ def test_the_blocks_of_a_chunk_are_visited_a_group_a_call(
     smaller limit), and blocks wholly past the dataset's edge not at all.  Exact against
     NumPy on h5py's reading."""
     from hyperslab.chunked import blockvisit
-    from hyperslab.codecs import cframe_visit
+    from hyperslab.codecs import cframe_blocks, cframe_visit
 
     calls: list[list[int]] = []
     original = cframe_visit.decompress_blocks
@@ -258,7 +258,7 @@ def test_the_blocks_of_a_chunk_are_visited_a_group_a_call(
         calls.clear()
         with monkeypatch.context() as patch:
             if limit is not None:
-                patch.setattr(blockvisit, "TOGETHER_MAX_BYTES", limit)
+                patch.setattr(cframe_blocks, "TOGETHER_MAX_BYTES", limit)
             with hyperslab.open_file(tmp_path / "g.h5", MAX_THREADS=1) as f:
                 np.testing.assert_allclose(f.root.a.sum(axis=1), read.sum(axis=1),
                                            rtol=1e-12)

@@ -21,7 +21,7 @@ from hyperslab.chunked.regions import Box
 from hyperslab.chunked.scratch import scratch_bytes
 from hyperslab.codecs.blockshape import blocks_are_c_order
 from hyperslab.codecs.cframe import FrameError
-from hyperslab.codecs.cframe_blocks import TOGETHER_MAX_BYTES, scratch_block
+from hyperslab.codecs.cframe_blocks import blocks_per_call, scratch_block
 from hyperslab.codecs.cframe_visit import BlockPlan, decompress_blocks, frame_block_plan
 
 Visit = Callable[[Box, AnyArray], Any]
@@ -68,9 +68,10 @@ def visit_chunks(engine: ChunkEngine, grids: Sequence[tuple[int, ...]], visit: V
 
 def _visit_blocks(engine: ChunkEngine, grid: tuple[int, ...], planned: BlockPlan,
                   visit: Visit) -> bool:
-    """Visit the blocks of one chunk, decoded up to :data:`TOGETHER_MAX_BYTES` at a time
-    (a Blosc2 context per call); False if its first group does not decompress (nothing
-    visited: the usual read decodes it as HDF5's filter would, or says why not)."""
+    """Visit the blocks of one chunk, decoded a group a Blosc2 call
+    (:func:`~hyperslab.codecs.cframe_blocks.blocks_per_call`: a context per call); False
+    if its first group does not decompress (nothing visited: the usual read decodes it as
+    HDF5's filter would, or says why not)."""
     dtype = engine._dtype
     origin = [g * c for g, c in zip(grid, engine._chunkshape, strict=True)]
     shape = engine._dataset.shape
@@ -80,7 +81,7 @@ def _visit_blocks(engine: ChunkEngine, grid: tuple[int, ...], planned: BlockPlan
         stops = [min(o + p.stop, n) for o, p, n in zip(origin, place, shape, strict=True)]
         if all(lo < hi for lo, hi in zip(starts, stops, strict=True)):  # not past the edge
             inside.append((number, tuple(zip(starts, stops, strict=True))))
-    per_group = max(1, TOGETHER_MAX_BYTES // planned.blocksize)
+    per_group = blocks_per_call(planned.blocksize)
     visited = False
     for first in range(0, len(inside), per_group):
         group = inside[first : first + per_group]

@@ -33,6 +33,7 @@ from typing import Any, Final
 import numpy as np
 
 from hyperslab._typing import AnyArray, Shape
+from hyperslab.codecs.allocator import allocator_returns_memory
 from hyperslab.codecs.cframe_item import CHUNK_HEAD, block_chunk, block_ends, blocks_chunk
 
 PARTIAL_FILTERS: Final = b"\x00\x01\x02"
@@ -65,6 +66,17 @@ def scratch_block(nbytes: int) -> AnyArray:
     if buffer is None or buffer.shape[0] < nbytes:
         buffer = _scratch.buffer = np.empty(nbytes, dtype=np.uint8)
     return buffer[:nbytes]
+
+
+def blocks_per_call(blocksize: int) -> int:
+    """How many blocks of ``blocksize`` bytes to decode in one Blosc2 call: as many as
+    fit in :data:`TOGETHER_MAX_BYTES` (at least one), but one where the allocator gives
+    freed memory back at once (:mod:`.allocator`): a chunk of several blocks takes a
+    Blosc2 context of its own, whose block-sized buffers are fresh pages there every
+    time, where a one-block chunk takes the global context (see ``cframe._decompress``)."""
+    if allocator_returns_memory():
+        return 1
+    return max(1, TOGETHER_MAX_BYTES // blocksize)
 
 
 def chunk_blocks(chunk: Any, blocksize: int) -> tuple[AnyArray, AnyArray] | None:
@@ -160,7 +172,7 @@ def _decode_boxes(chunk: Any, target: AnyArray, begins: AnyArray, ends: AnyArray
                   boxes: Sequence[tuple[int, tuple[slice, ...]]]) -> None:
     """Decode the blocks ``boxes`` (number, place in ``target``) of a chunk into their
     places (see :func:`decode_blocks_into`)."""
-    per_group = TOGETHER_MAX_BYTES // blocksize
+    per_group = blocks_per_call(blocksize)
     block: AnyArray | None = None
     group: list[tuple[int, AnyArray, tuple[slice, ...]]] = []
     for number, box in boxes:
@@ -237,5 +249,6 @@ def _block_boxes(shape: Shape, blockshape: Shape, grid: Shape
     return tuple(boxes)
 
 
-__all__ = ["PARTIAL_FILTERS", "SCRATCH_MAX", "TOGETHER_MAX_BYTES", "chunk_blocks",
+__all__ = ["PARTIAL_FILTERS", "SCRATCH_MAX", "TOGETHER_MAX_BYTES", "blocks_per_call",
+           "chunk_blocks",
            "decode_blocks_into", "locate_blocks", "scratch_block"]

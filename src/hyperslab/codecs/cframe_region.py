@@ -35,7 +35,7 @@ from hyperslab.codecs.cframe import (
     _decompress,
     parse_frame,
 )
-from hyperslab.codecs.cframe_blocks import TOGETHER_MAX_BYTES, chunk_blocks, scratch_block
+from hyperslab.codecs.cframe_blocks import blocks_per_call, chunk_blocks, scratch_block
 from hyperslab.codecs.cframe_check import HEADER_MINLEN, TAIL_LEN, chunk_offset
 from hyperslab.codecs.cframe_item import (
     _FRAME_SIZES,
@@ -459,9 +459,11 @@ def _decode_together(blocks: FrameBlocks, combos: list[Any], items: AnyArray,
     one Blosc2 call (:func:`.cframe_item.blocks_chunk`), and copy their items into
     ``items`` (or leave that to ``jobs``, their streams loaded); False, having done
     nothing, where a block is short (a plain frame's last) or blocks are too big to
-    group (over half of :data:`TOGETHER_MAX_BYTES`: decoded one by one)."""
+    group (over half of :data:`.cframe_blocks.TOGETHER_MAX_BYTES`, or where the
+    allocator gives memory back at once: decoded one by one, see
+    :func:`.cframe_blocks.blocks_per_call`)."""
     blocksize = blocks.blocksize
-    per_group = TOGETHER_MAX_BYTES // blocksize
+    per_group = blocks_per_call(blocksize)
     if per_group < 2 or len(combos) < 2:
         return False
     numbers = [sum(c[0] for c in combo) for combo in combos]
