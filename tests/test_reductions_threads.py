@@ -201,7 +201,7 @@ def test_unwritten_and_c_ordered_chunks_are_read_whole(
     def refuse(*args: Any) -> None:
         raise AssertionError("a chunk of C-ordered blocks read for a visit")
 
-    monkeypatch.setattr(blockvisit, "_block_parts", refuse)  # not even tried
+    monkeypatch.setattr(blockvisit, "_block_plan", refuse)  # not even tried
     with hyperslab.open_file(tmp_path / "own.h5", MAX_THREADS=2) as f:
         np.testing.assert_allclose(f.root.a.sum(axis=1), data.sum(axis=1), rtol=1e-12)
 

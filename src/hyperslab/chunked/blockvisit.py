@@ -60,7 +60,7 @@ def visit_chunks(engine: ChunkEngine, grids: Sequence[tuple[int, ...]], visit: V
     """
     others: list[tuple[int, ...]] = []
     for grid in grids:
-        planned = _block_parts(engine, grid)
+        planned = _block_plan(engine, grid)
         if planned is None or not _visit_blocks(engine, grid, planned, visit):
             others.append(grid)
     return others
@@ -99,7 +99,7 @@ def _visit_blocks(engine: ChunkEngine, grid: tuple[int, ...], planned: BlockPlan
     return True
 
 
-def _block_parts(engine: ChunkEngine, grid: tuple[int, ...]) -> BlockPlan | None:
+def _block_plan(engine: ChunkEngine, grid: tuple[int, ...]) -> BlockPlan | None:
     """The blocks of the chunk at ``grid`` (its stored bytes read into the calling
     thread's buffer), or None where it is not visited."""
     sparse = engine._dataset.sparse_chunk(grid)

@@ -683,9 +683,9 @@ class ChunkEngine(ChunkWrites):
             for future, part in pending:
                 if future.cancel():  # the pool is busy with other work
                     part()
-        finally:
+        finally:  # (after an error, parts not started are dropped)
             for future, _ in pending:
-                if not future.cancelled():
+                if not future.cancel():
                     future.exception()  # waits: nothing writes into the chunk after this
         for future, _ in pending:
             if not future.cancelled():

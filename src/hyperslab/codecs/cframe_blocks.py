@@ -178,13 +178,13 @@ def _decode_boxes(chunk: Any, target: AnyArray, begins: AnyArray, ends: AnyArray
     for number, box in boxes:
         place = target[box]
         if place.shape == blockshape and place.flags.c_contiguous:
-            decompress(block_chunk(chunk, number, int(begins[number]), int(ends[number]),
-                                   blocksize, nbytes), place.reshape(-1).view(np.uint8))
+            decompress(_one_block(chunk, number, begins, ends, blocksize, nbytes),
+                       place.reshape(-1).view(np.uint8))
         elif per_group < 2:  # big blocks: one at a time
             if block is None:
                 block = _items(scratch_block(blocksize), itemsize).reshape(blockshape)
-            decompress(block_chunk(chunk, number, int(begins[number]), int(ends[number]),
-                                   blocksize, nbytes), block.reshape(-1).view(np.uint8))
+            decompress(_one_block(chunk, number, begins, ends, blocksize, nbytes),
+                       block.reshape(-1).view(np.uint8))
             place[...] = block[tuple(slice(0, p.stop - p.start) for p in box)]
         else:
             group.append((number, place, box))
@@ -194,6 +194,15 @@ def _decode_boxes(chunk: Any, target: AnyArray, begins: AnyArray, ends: AnyArray
                 group = []
     if group:
         _decode_group(chunk, group, begins, ends, blocksize, itemsize, blockshape, decompress)
+
+
+def _one_block(chunk: Any, number: int, begins: AnyArray, ends: AnyArray, blocksize: int,
+               nbytes: int) -> bytes:
+    """Block ``number`` of a chunk as a one-block Blosc2 chunk."""
+    part = block_chunk(chunk, number, int(begins[number]), int(ends[number]), blocksize,
+                       nbytes)
+    assert part is not None  # block_ends found every block's streams in the chunk
+    return part
 
 
 def _decode_group(chunk: Any, group: list[tuple[int, AnyArray, tuple[slice, ...]]],
@@ -211,10 +220,12 @@ def _decode_group(chunk: Any, group: list[tuple[int, AnyArray, tuple[slice, ...]
         place[...] = block[tuple(slice(0, p.stop - p.start) for p in box)]
 
 
+BlockBoxes = tuple[tuple[int, tuple[slice, ...]], ...]
+"""Blocks holding data: each one's number and place (slices of the array)."""
+
+
 def locate_blocks(chunk: Any, shape: Shape, chunkshape: Shape, blockshape: Shape,
-                   itemsize: int
-                   ) -> tuple[AnyArray, AnyArray, int, tuple[tuple[int, tuple[slice, ...]], ...]
-                              ] | None:
+                  itemsize: int) -> tuple[AnyArray, AnyArray, int, BlockBoxes] | None:
     """Where the streams of each block of a b2nd chunk begin and end, the chunk's
     decoded size, and the number and place (slices of the array of ``shape``) of each
     block holding data, in the chunk's order; None if the blocks cannot be decoded alone
@@ -235,8 +246,7 @@ def locate_blocks(chunk: Any, shape: Shape, chunkshape: Shape, blockshape: Shape
 
 
 @functools.lru_cache(maxsize=64)
-def _block_boxes(shape: Shape, blockshape: Shape, grid: Shape
-                 ) -> tuple[tuple[int, tuple[slice, ...]], ...]:
+def _block_boxes(shape: Shape, blockshape: Shape, grid: Shape) -> BlockBoxes:
     """The number and place (slices of the array of ``shape``) of each block of the
     ``grid`` that holds data: the same for every chunk of a dataset but its edge ones,
     listed once (a chunk of 8 blocks took 20 us of Python)."""
@@ -249,6 +259,6 @@ def _block_boxes(shape: Shape, blockshape: Shape, grid: Shape
     return tuple(boxes)
 
 
-__all__ = ["PARTIAL_FILTERS", "SCRATCH_MAX", "TOGETHER_MAX_BYTES", "blocks_per_call",
-           "chunk_blocks",
-           "decode_blocks_into", "locate_blocks", "scratch_block"]
+__all__ = ["PARTIAL_FILTERS", "SCRATCH_MAX", "TOGETHER_MAX_BYTES", "BlockBoxes",
+           "blocks_per_call", "chunk_blocks", "decode_blocks_into", "locate_blocks",
+           "scratch_block"]

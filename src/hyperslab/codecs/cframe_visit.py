@@ -22,7 +22,7 @@ from hyperslab.codecs.cframe import (
     _decompress,
     parse_frame,
 )
-from hyperslab.codecs.cframe_blocks import locate_blocks
+from hyperslab.codecs.cframe_blocks import BlockBoxes, locate_blocks
 from hyperslab.codecs.cframe_item import block_chunk, blocks_chunk
 
 
@@ -32,7 +32,7 @@ class BlockPlan(NamedTuple):
     blockshape: tuple[int, ...]
     blocksize: int
     """Bytes of a decoded block."""
-    boxes: tuple[tuple[int, tuple[slice, ...]], ...]
+    boxes: BlockBoxes
     """Each block holding data: its number and its place in the chunk (slices)."""
     chunk: Any
     """The frame's Blosc2 chunk."""
