@@ -16,9 +16,8 @@ decompression.
 in the core's caches) and copies each block's part of the chunk to its place, skipping
 blocks wholly in the padding; blocks that are C-contiguous in the output are decoded
 straight into it.  The same chunk then costs 2.8 ms, with no new memory.  The blocks are
-cut out as a Blosc2 chunk of their own (:func:`.cframe_item.blocks_chunk`,
-:func:`.cframe_item.block_chunk`), which only chunks whose blocks decode alone allow
-(:func:`chunk_blocks`).
+cut out as a Blosc2 chunk of their own (:func:`.cframe_item.cut_blocks`), which only
+chunks whose blocks decode alone allow (:func:`chunk_blocks`).
 """
 
 from __future__ import annotations
@@ -34,7 +33,7 @@ import numpy as np
 
 from hyperslab._typing import AnyArray, Shape
 from hyperslab.codecs.allocator import allocator_returns_memory
-from hyperslab.codecs.cframe_item import CHUNK_HEAD, block_chunk, block_ends, blocks_chunk
+from hyperslab.codecs.cframe_item import CHUNK_HEAD, block_ends, cut_blocks
 
 PARTIAL_FILTERS: Final = b"\x00\x01\x02"
 """Per-block filters: none, shuffle, bitshuffle (delta refers to the first block)."""
@@ -116,7 +115,7 @@ def decode_blocks_into(
 
     Blocks C-contiguous in the output are decoded straight into it; the others up to
     :data:`TOGETHER_MAX_BYTES` at a time, in one Blosc2 call (a chunk of just those blocks,
-    :func:`.cframe_item.blocks_chunk`) into a buffer kept per thread, then copied to their
+    :func:`.cframe_item.cut_blocks`) into a buffer kept per thread, then copied to their
     places; blocks over half that size one at a time.  Given ``run``, the blocks are
     split into ``parts`` runs of consecutive ones, decoded by the callables ``run`` is
     given (it runs them, in several threads, and returns when all have).
@@ -189,29 +188,29 @@ def _decode_boxes(chunk: Any, target: AnyArray, begins: AnyArray, ends: AnyArray
         else:
             group.append((number, place, box))
             if len(group) == per_group:
-                _decode_group(chunk, group, begins, ends, blocksize, itemsize, blockshape,
-                              decompress)
+                _decode_group(chunk, group, begins, ends, blocksize, nbytes, itemsize,
+                              blockshape, decompress)
                 group = []
     if group:
-        _decode_group(chunk, group, begins, ends, blocksize, itemsize, blockshape, decompress)
+        _decode_group(chunk, group, begins, ends, blocksize, nbytes, itemsize, blockshape,
+                      decompress)
 
 
 def _one_block(chunk: Any, number: int, begins: AnyArray, ends: AnyArray, blocksize: int,
                nbytes: int) -> bytes:
     """Block ``number`` of a chunk as a one-block Blosc2 chunk."""
-    part = block_chunk(chunk, number, int(begins[number]), int(ends[number]), blocksize,
-                       nbytes)
+    part = cut_blocks(chunk, [number], begins, ends, blocksize, nbytes)
     assert part is not None  # block_ends found every block's streams in the chunk
     return part
 
 
 def _decode_group(chunk: Any, group: list[tuple[int, AnyArray, tuple[slice, ...]]],
-                  begins: AnyArray, ends: AnyArray, blocksize: int, itemsize: int,
-                  blockshape: Shape, decompress: Callable[[Any, AnyArray], None]) -> None:
+                  begins: AnyArray, ends: AnyArray, blocksize: int, nbytes: int,
+                  itemsize: int, blockshape: Shape,
+                  decompress: Callable[[Any, AnyArray], None]) -> None:
     """Decode the blocks of ``group`` (number, place, box) in one call into this thread's
     scratch buffer and copy each to its place."""
-    together = blocks_chunk(chunk, [(int(begins[n]), int(ends[n])) for n, _, _ in group],
-                            blocksize)
+    together = cut_blocks(chunk, [n for n, _, _ in group], begins, ends, blocksize, nbytes)
     assert together is not None  # block_ends found every block's streams in the chunk
     decoded = scratch_block(len(group) * blocksize)
     decompress(together, decoded)

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import struct
 import threading
+from collections.abc import Sequence
 from typing import Any, Final, TypeVar
 
 import numpy as np
@@ -169,6 +170,19 @@ def blocks_chunk(chunk: Any, spans: list[tuple[int, int]], blocksize: int) -> by
     return b"".join((header, starts.tobytes(), *(chunk[b:e] for b, e in spans)))
 
 
+def cut_blocks(chunk: Any, numbers: Sequence[int], begins: AnyArray, ends: AnyArray,
+               blocksize: int, nbytes: int) -> bytes | None:
+    """Blocks ``numbers`` of `chunk` (their streams at ``chunk[begins[n]:ends[n]]``) as a
+    Blosc2 chunk of their own, decoded in one call into ``len(numbers) * blocksize``
+    bytes: :func:`block_chunk` for one block (a short last one included),
+    :func:`blocks_chunk` for several (full ones).  None if a range is not in the chunk."""
+    if len(numbers) == 1:
+        number = numbers[0]
+        return block_chunk(chunk, number, int(begins[number]), int(ends[number]), blocksize,
+                           nbytes)
+    return blocks_chunk(chunk, [(int(begins[n]), int(ends[n])) for n in numbers], blocksize)
+
+
 def frame_key(buf: bytes) -> tuple[bytes, int] | None:
     """The memo key of a frame and the end of its compressed data, or None.
 
@@ -233,6 +247,8 @@ __all__ = [
     "LayoutMemo",
     "block_chunk",
     "block_ends",
+    "blocks_chunk",
+    "cut_blocks",
     "frame_key",
     "is_checked_block",
     "one_block",

@@ -42,7 +42,7 @@ from hyperslab.codecs.cframe_item import (
     CHUNK_EXTLEN,
     CHUNK_HEAD,
     block_chunk,
-    blocks_chunk,
+    cut_blocks,
 )
 
 DEFAULT_MAX_SHARE: Final = 0.5
@@ -120,16 +120,15 @@ class FrameBlocks:
 
     def decode_many(self, numbers: Sequence[int], flat: AnyArray) -> None:
         """Decode full blocks ``numbers`` one after another into ``flat`` (``len(numbers)
-        * blocksize`` bytes), in one Blosc2 call (:func:`.cframe_item.blocks_chunk`).
+        * blocksize`` bytes), in one Blosc2 call (:func:`.cframe_item.cut_blocks`).
 
         Raises
         ------
         FrameError
             If a block's streams are not in the chunk, or do not decompress.
         """
-        start = self.start
-        chunk = blocks_chunk(self.chunk, [(b - start, e - start) for b, e in map(
-            self.stream_range, numbers)], self.blocksize)
+        chunk = cut_blocks(self.chunk, numbers, self.begins, self.ends, self.blocksize,
+                           self.nbytes)
         if chunk is None:
             raise FrameError("a block's compressed streams lie outside its chunk")
         _decompress(chunk, flat, 1)
@@ -456,7 +455,7 @@ def _decode_together(blocks: FrameBlocks, combos: list[Any], items: AnyArray,
                      load: Any, jobs: list[DecodeJob] | None) -> bool:
     """Decode the blocks of ``combos`` (per block: its number's shares, the items of it
     selected and where they go, see :func:`_axis_blocks`) a group at a time, each group in
-    one Blosc2 call (:func:`.cframe_item.blocks_chunk`), and copy their items into
+    one Blosc2 call (:func:`.cframe_item.cut_blocks`), and copy their items into
     ``items`` (or leave that to ``jobs``, their streams loaded); False, having done
     nothing, where a block is short (a plain frame's last) or blocks are too big to
     group (over half of :data:`.cframe_blocks.TOGETHER_MAX_BYTES`, or where the

@@ -23,7 +23,7 @@ from hyperslab.codecs.cframe import (
     parse_frame,
 )
 from hyperslab.codecs.cframe_blocks import BlockBoxes, locate_blocks
-from hyperslab.codecs.cframe_item import block_chunk, blocks_chunk
+from hyperslab.codecs.cframe_item import cut_blocks
 
 
 class BlockPlan(NamedTuple):
@@ -86,14 +86,8 @@ def decompress_blocks(plan: BlockPlan, numbers: Sequence[int], into: AnyArray) -
     FrameError
         If they do not decompress.
     """
-    begins, ends = plan.begins, plan.ends
-    if len(numbers) == 1:
-        number = numbers[0]
-        part = block_chunk(plan.chunk, number, int(begins[number]), int(ends[number]),
-                           plan.blocksize, plan.nbytes)
-    else:
-        part = blocks_chunk(plan.chunk, [(int(begins[n]), int(ends[n])) for n in numbers],
-                            plan.blocksize)
+    part = cut_blocks(plan.chunk, numbers, plan.begins, plan.ends, plan.blocksize,
+                      plan.nbytes)
     if part is None:
         raise FrameError("a block's compressed streams lie outside its chunk")
     _decompress(part, into, 1)
