@@ -505,6 +505,40 @@ def test_only_the_touched_blocks_are_decoded(tmp_path: Path,
     assert math.prod(chunkshape) // math.prod(blockshape) == 64
 
 
+@pytest.mark.parametrize("listed", [True, False])
+def test_block_ends_find_each_blocks_streams_in_any_order(
+        monkeypatch: pytest.MonkeyPatch, listed: bool) -> None:
+    """Each block's streams end where the next greater start is, whatever the blocks'
+    order in the chunk and blocks sharing their streams; with Python lists for small
+    offsets tables (the usual chunk) and NumPy for big ones, the same answers."""
+    import struct
+
+    from hyperslab.codecs import cframe_item
+    from hyperslab.codecs.cframe_item import CHUNK_EXTLEN, block_ends
+
+    if not listed:
+        monkeypatch.setattr(cframe_item, "LISTED_BLOCKS_MAX", 0)
+
+    def chunk_of(starts: list[int], size: int) -> bytes:
+        table = struct.pack(f"<{len(starts)}i", *starts)
+        return bytes(CHUNK_EXTLEN) + table + bytes(size - CHUNK_EXTLEN - len(table))
+
+    first = CHUNK_EXTLEN + 4 * 4
+    cases = [
+        ([first, first + 10, first + 25, first + 40], [first + 10, first + 25, first + 40, 100]),
+        ([first + 40, first, first + 25, first + 10], [100, first + 10, first + 40, first + 25]),
+        ([first, first + 30, first, first + 30], [first + 30, 100, first + 30, 100]),
+    ]
+    for starts, ends in cases:
+        got = block_ends(chunk_of(starts, 100), 4)
+        assert got is not None
+        assert [int(x) for x in got[0]] == starts
+        assert [int(x) for x in got[1]] == ends
+    assert block_ends(chunk_of([first, first - 1, first + 5, first + 9], 100), 4) is None
+    assert block_ends(chunk_of([first, first + 5, first + 9, 100], 100), 4) is None
+    assert block_ends(chunk_of([first] * 4, 100)[:first - 1], 4) is None
+
+
 def test_decode_region_decodes_big_blocks_one_by_one_whatever_the_share() -> None:
     """Blocks of ``big_blocks`` bytes or more are decoded one by one even when the region
     touches more of them than ``max_share`` allows (no whole chunk to reorder).  Blocks

@@ -33,7 +33,7 @@ import numpy as np
 
 from hyperslab._typing import AnyArray, Shape
 from hyperslab.codecs.allocator import allocator_returns_memory
-from hyperslab.codecs.cframe_item import CHUNK_HEAD, block_ends, cut_blocks
+from hyperslab.codecs.cframe_item import CHUNK_HEAD, StreamOffsets, block_ends, cut_blocks
 
 PARTIAL_FILTERS: Final = b"\x00\x01\x02"
 """Per-block filters: none, shuffle, bitshuffle (delta refers to the first block)."""
@@ -78,7 +78,7 @@ def blocks_per_call(blocksize: int) -> int:
     return max(1, TOGETHER_MAX_BYTES // blocksize)
 
 
-def chunk_blocks(chunk: Any, blocksize: int) -> tuple[AnyArray, AnyArray] | None:
+def chunk_blocks(chunk: Any, blocksize: int) -> tuple[StreamOffsets, StreamOffsets] | None:
     """Where the compressed streams of each block of a (checked) Blosc2 chunk start and
     end, if its blocks can be decoded alone: an extended header, compressed blocks of
     ``blocksize`` bytes, no special value, per-block filters only.  None otherwise."""
@@ -165,7 +165,7 @@ def decode_blocks_into(
     return True
 
 
-def _decode_boxes(chunk: Any, target: AnyArray, begins: AnyArray, ends: AnyArray,
+def _decode_boxes(chunk: Any, target: AnyArray, begins: StreamOffsets, ends: StreamOffsets,
                   nbytes: int, blocksize: int, itemsize: int, blockshape: Shape,
                   decompress: Callable[[Any, AnyArray], None],
                   boxes: Sequence[tuple[int, tuple[slice, ...]]]) -> None:
@@ -196,7 +196,7 @@ def _decode_boxes(chunk: Any, target: AnyArray, begins: AnyArray, ends: AnyArray
                       decompress)
 
 
-def _one_block(chunk: Any, number: int, begins: AnyArray, ends: AnyArray, blocksize: int,
+def _one_block(chunk: Any, number: int, begins: StreamOffsets, ends: StreamOffsets, blocksize: int,
                nbytes: int) -> bytes:
     """Block ``number`` of a chunk as a one-block Blosc2 chunk."""
     part = cut_blocks(chunk, [number], begins, ends, blocksize, nbytes)
@@ -205,7 +205,7 @@ def _one_block(chunk: Any, number: int, begins: AnyArray, ends: AnyArray, blocks
 
 
 def _decode_group(chunk: Any, group: list[tuple[int, AnyArray, tuple[slice, ...]]],
-                  begins: AnyArray, ends: AnyArray, blocksize: int, nbytes: int,
+                  begins: StreamOffsets, ends: StreamOffsets, blocksize: int, nbytes: int,
                   itemsize: int, blockshape: Shape,
                   decompress: Callable[[Any, AnyArray], None]) -> None:
     """Decode the blocks of ``group`` (number, place, box) in one call into this thread's
@@ -224,7 +224,7 @@ BlockBoxes = tuple[tuple[int, tuple[slice, ...]], ...]
 
 
 def locate_blocks(chunk: Any, shape: Shape, chunkshape: Shape, blockshape: Shape,
-                  itemsize: int) -> tuple[AnyArray, AnyArray, int, BlockBoxes] | None:
+                  itemsize: int) -> tuple[StreamOffsets, StreamOffsets, int, BlockBoxes] | None:
     """Where the streams of each block of a b2nd chunk begin and end, the chunk's
     decoded size, and the number and place (slices of the array of ``shape``) of each
     block holding data, in the chunk's order; None if the blocks cannot be decoded alone

@@ -16,10 +16,11 @@ None or False, and :mod:`.cframe` takes its general path, which does.
 
 from __future__ import annotations
 
+import functools
 import struct
 import threading
 from collections.abc import Sequence
-from typing import Any, Final, TypeVar
+from typing import Any, Final, TypeAlias, TypeVar
 
 import numpy as np
 
@@ -115,19 +116,55 @@ def one_block(chunk: Any, nblock: int, nblocks: int, blocksize: int, nbytes: int
     return block_chunk(chunk, nblock, begin, end, blocksize, nbytes)
 
 
-def block_ends(chunk: Any, nblocks: int) -> tuple[AnyArray, AnyArray] | None:
+StreamOffsets: TypeAlias = "Sequence[int] | AnyArray"
+"""Where each block's compressed streams begin (or end) in its chunk, by block number: a
+list, or an ``int32`` array for chunks of many blocks (see :func:`block_ends`)."""
+
+LISTED_BLOCKS_MAX: Final = 256
+"""Chunks of at most this many blocks have their streams' places worked out with Python
+lists (~2 us for 20 blocks against ~5 us for NumPy's calls), bigger ones with NumPy."""
+
+
+@functools.lru_cache(maxsize=64)
+def _starts_table(nblocks: int) -> struct.Struct:
+    return struct.Struct(f"<{nblocks}i")
+
+
+def block_ends(chunk: Any, nblocks: int) -> tuple[StreamOffsets, StreamOffsets] | None:
     """The start and end, in `chunk`, of the compressed streams of every block (for
-    :func:`block_chunk`); None when the offsets table or an offset is outside the chunk."""
+    :func:`block_chunk`); None when the offsets table or an offset is outside the chunk.
+
+    A stream ends where the next greater start is (blocks are usually stored in order;
+    equal starts share their streams), or at the chunk's end.
+
+    Examples
+    --------
+    >>> head = bytes(CHUNK_EXTLEN)
+    >>> chunk = head + struct.pack("<3i", 44, 60, 50) + bytes(30)
+    >>> block_ends(chunk, 3)
+    ([44, 60, 50], [50, 74, 60])
+    """
     cbytes = len(chunk)
     table_end = CHUNK_EXTLEN + 4 * nblocks
     if table_end > cbytes:
         return None
-    starts = np.frombuffer(chunk, dtype="<i4", count=nblocks, offset=CHUNK_EXTLEN)
-    if nblocks and (int(starts.min()) < table_end or int(starts.max()) >= cbytes):
+    if nblocks <= LISTED_BLOCKS_MAX:
+        starts = list(_starts_table(nblocks).unpack_from(chunk, CHUNK_EXTLEN))
+        if nblocks and (min(starts) < table_end or max(starts) >= cbytes):
+            return None
+        ordered = sorted(starts)
+        if ordered == starts and len(set(starts)) == nblocks:  # in order, none shared
+            return starts, [*starts[1:], cbytes]
+        unique = sorted(set(starts))
+        ending = dict(zip(unique, [*unique[1:], cbytes], strict=True))
+        return starts, [ending[start] for start in starts]
+    array = np.frombuffer(chunk, dtype="<i4", count=nblocks, offset=CHUNK_EXTLEN)
+    if int(array.min()) < table_end or int(array.max()) >= cbytes:
         return None
-    # A stream ends where the next greater start is (np.unique costs twice this sort).
-    ordered = np.sort(starts)
-    return starts, np.append(ordered, cbytes)[np.searchsorted(ordered, starts, side="right")]
+    # (np.unique costs twice this sort)
+    ordered_array = np.sort(array)
+    return array, np.append(ordered_array, cbytes)[
+        np.searchsorted(ordered_array, array, side="right")]
 
 
 def block_chunk(chunk: Any, nblock: int, begin: int, end: int, blocksize: int,
@@ -170,7 +207,7 @@ def blocks_chunk(chunk: Any, spans: list[tuple[int, int]], blocksize: int) -> by
     return b"".join((header, starts.tobytes(), *(chunk[b:e] for b, e in spans)))
 
 
-def cut_blocks(chunk: Any, numbers: Sequence[int], begins: AnyArray, ends: AnyArray,
+def cut_blocks(chunk: Any, numbers: Sequence[int], begins: StreamOffsets, ends: StreamOffsets,
                blocksize: int, nbytes: int) -> bytes | None:
     """Blocks ``numbers`` of `chunk` (their streams at ``chunk[begins[n]:ends[n]]``) as a
     Blosc2 chunk of their own, decoded in one call into ``len(numbers) * blocksize``
@@ -243,8 +280,10 @@ __all__ = [
     "GLOBAL_MAX_NBYTES",
     "I32",
     "I64",
+    "LISTED_BLOCKS_MAX",
     "MEMCPYED",
     "LayoutMemo",
+    "StreamOffsets",
     "block_chunk",
     "block_ends",
     "blocks_chunk",

@@ -41,6 +41,7 @@ from hyperslab.codecs.cframe_item import (
     _FRAME_SIZES,
     CHUNK_EXTLEN,
     CHUNK_HEAD,
+    StreamOffsets,
     block_chunk,
     cut_blocks,
 )
@@ -101,8 +102,8 @@ class FrameBlocks:
     chunkshape: tuple[int, ...]
     blocksize: int
     nbytes: int
-    begins: AnyArray
-    ends: AnyArray
+    begins: StreamOffsets
+    ends: StreamOffsets
     start: int = 0  # where the chunk starts in the frame
 
     def stream_range(self, number: int) -> tuple[int, int]:

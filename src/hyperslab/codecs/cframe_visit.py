@@ -23,7 +23,7 @@ from hyperslab.codecs.cframe import (
     parse_frame,
 )
 from hyperslab.codecs.cframe_blocks import BlockBoxes, locate_blocks
-from hyperslab.codecs.cframe_item import cut_blocks
+from hyperslab.codecs.cframe_item import StreamOffsets, cut_blocks
 
 
 class BlockPlan(NamedTuple):
@@ -36,8 +36,8 @@ class BlockPlan(NamedTuple):
     """Each block holding data: its number and its place in the chunk (slices)."""
     chunk: Any
     """The frame's Blosc2 chunk."""
-    begins: AnyArray
-    ends: AnyArray
+    begins: StreamOffsets
+    ends: StreamOffsets
     """Where each block's compressed streams begin and end in :attr:`chunk`."""
     nbytes: int
     """The chunk's decoded size."""
