@@ -505,6 +505,69 @@ def test_only_the_touched_blocks_are_decoded(tmp_path: Path,
     assert math.prod(chunkshape) // math.prod(blockshape) == 64
 
 
+@pytest.mark.parametrize(("bounds", "runs"), [
+    # a[:, k] of blocks one row long: the chunk's 24 blocks holding row k, one copy
+    ((slice(0, 24), slice(13, 14), slice(0, 40)), 1),
+    # two rows of blocks: rows 0-9 and 10-19 of axis 1 are two runs per row of axis 0...
+    ((slice(0, 24), slice(5, 15), slice(0, 40)), 48),
+    # ... but whole blocks along axis 1 join in one run per row of axis 0
+    ((slice(3, 9), slice(0, 30), slice(8, 32, 3)), 6),
+])
+def test_blocks_in_a_run_along_an_axis_are_copied_at_once(
+        monkeypatch: pytest.MonkeyPatch, bounds: tuple[slice, ...], runs: int) -> None:
+    """The blocks a region takes the same items of, one after another along one axis, are
+    copied into the region by one NumPy copy (each copy holds the GIL ~3 us), and the
+    region is NumPy's."""
+    from hyperslab.codecs import cframe_region
+
+    chunk = np.random.default_rng(5).integers(0, 100, (24, 30, 40)).astype(np.int64)
+    frame = _chunk_frame(chunk, (0, 0, 0), chunk.shape, (1, 10, 40), "lz4")
+    copied: list[int] = []
+    real = cframe_region._copy_run
+
+    def spy(decoded: np.ndarray, *args: Any) -> None:
+        copied.append(len(decoded))
+        real(decoded, *args)
+
+    monkeypatch.setattr(cframe_region, "_copy_run", spy)
+    out = np.full(chunk[bounds].shape, -1, dtype=np.int64)
+    jobs: list[Any] = []
+    assert decode_region(frame, bounds, np.int64, max_share=1.0, out=out, jobs=jobs) is out
+    for job in jobs:
+        job.run()
+    np.testing.assert_array_equal(out, chunk[bounds])
+    assert len(copied) == runs
+    touched = math.prod(len({i // n for i in range(b.start, b.stop, b.step or 1)})
+                        for b, n in zip(bounds, (1, 10, 40), strict=True))
+    assert sum(copied) == touched
+
+
+def test_the_blocks_a_region_touches_are_worked_out_once_for_every_chunk(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Chunks a selection takes the same region of (``a[25]``: all but the edges) share
+    the working out of which blocks it touches; each chunk still gives its own items."""
+    from hyperslab.codecs import cframe_region
+
+    data = np.random.default_rng(6).integers(0, 100, (20, 30, 40)).astype(np.int64)
+    frames = [_chunk_frame(data, (start, 0, 0), (10, 30, 40), (1, 10, 40), "lz4")
+              for start in (0, 10)]
+    cframe_region._region_layout.cache_clear()
+    worked: list[slice] = []
+    real = cframe_region._axis_blocks
+
+    def spy(bound: slice, *args: Any) -> Any:
+        worked.append(bound)
+        return real(bound, *args)
+
+    monkeypatch.setattr(cframe_region, "_axis_blocks", spy)
+    bounds = (slice(4, 5), slice(0, 30, 2), slice(3, 40))
+    for start, frame in zip((0, 10), frames, strict=True):
+        part = decode_region(frame, bounds, np.int64, max_share=1.0)
+        assert part is not None
+        np.testing.assert_array_equal(part, data[start:start + 10][bounds])
+    assert len(worked) == 3  # one per axis, for the first chunk only
+
+
 @pytest.mark.parametrize("listed", [True, False])
 def test_block_ends_find_each_blocks_streams_in_any_order(
         monkeypatch: pytest.MonkeyPatch, listed: bool) -> None:

@@ -335,18 +335,16 @@ def decode_region(
             b.stop > c or (b.step or 1) < 1
             for b, c in zip(bounds, blocks.chunkshape, strict=True)):
         return None
-    blockshape = blocks.blockshape
-    grid = tuple(-(-c // n) for c, n in zip(blocks.chunkshape, blockshape, strict=True))
-    strides = [math.prod(grid[axis + 1 :]) for axis in range(len(grid))]
-    axes = [_axis_blocks(b, n, stride)
-            for b, n, stride in zip(bounds, blockshape, strides, strict=True)]
-    most = math.prod(len(parts) for parts in axes) > max_share * math.prod(grid)
+    layout = _region_layout(blocks.blockshape, blocks.chunkshape,
+                            tuple((b.start, b.stop, b.step or 1) for b in bounds), max_share)
+    axes = layout.axes
     # (1-D regions decode whole blocks straight into ``out`` instead)
-    slabs = _slabs_shape(blocks) if most and len(blockshape) > 1 else None
+    slabs = (_slabs_shape(blocks) if layout.most and len(blocks.blockshape) > 1
+             else None)
     big = big_blocks is not None and blocks.blocksize >= big_blocks
-    if most and not big and slabs is None:
+    if layout.most and not big and slabs is None:
         return None
-    shape = tuple(len(range(b.start, b.stop, b.step or 1)) for b in bounds)
+    shape = layout.shape
     if out is None:
         if jobs is not None:
             raise ValueError("decode_region leaves jobs only with an out array to fill")
@@ -359,15 +357,54 @@ def decode_region(
         _decode_slabs(blocks, slabs, bounds, items, load, jobs)
         return out
     straight = len(shape) == 1 and out.flags.c_contiguous
-    if not straight and _decode_together(blocks, list(itertools.product(*axes)), items,
-                                         load, jobs):
+    if not straight and _decode_together(blocks, layout, items, load, jobs):
         return out
     if jobs is not None:
-        nblocks = math.prod(len(parts) for parts in axes)
         jobs.append(DecodeJob(functools.partial(_one_by_one_job, blocks, axes, out, load,
-                                                straight), nblocks * blocks.blocksize))
+                                                straight), layout.nblocks * blocks.blocksize))
         return out
     return out if _decode_one_by_one(blocks, axes, out, load, straight) else None
+
+
+class _RegionLayout(NamedTuple):
+    """Which blocks of a chunk a region touches, and how (see :func:`_region_layout`)."""
+
+    axes: list[list[tuple[int, slice, slice]]]
+    """Per axis, :func:`_axis_blocks`."""
+    nblocks: int
+    """How many blocks the region touches."""
+    most: bool
+    """Whether that is more than the ``max_share`` of the chunk's blocks."""
+    shape: tuple[int, ...]
+    """The region's shape."""
+    combos: list[tuple[tuple[int, slice, slice], ...]]
+    """The blocks touched, in C order of the block grid: per axis, its part of the block
+    (its number's share, the items of it taken and where they go)."""
+    numbers: list[int]
+    """Their numbers."""
+    along: int
+    """The last axis along which the region touches several blocks (0 if none)."""
+
+
+@functools.lru_cache(maxsize=256)
+def _region_layout(blockshape: tuple[int, ...], chunkshape: tuple[int, ...],
+                   bounds: tuple[tuple[int, int, int], ...], max_share: float
+                   ) -> _RegionLayout:
+    """The blocks of a chunk of ``blockshape`` blocks that ``bounds`` (per axis ``(start,
+    stop, step)``, checked to lie in ``chunkshape``) touch: the same for every chunk a
+    selection takes the same region of (``a[25]``: all of them but the edges), so worked
+    out once (~10 us of Python a chunk)."""
+    grid = tuple(-(-c // n) for c, n in zip(chunkshape, blockshape, strict=True))
+    strides = [math.prod(grid[axis + 1:]) for axis in range(len(grid))]
+    axes = [_axis_blocks(slice(*b), n, stride)
+            for b, n, stride in zip(bounds, blockshape, strides, strict=True)]
+    nblocks = math.prod(len(parts) for parts in axes)
+    combos = list(itertools.product(*axes))
+    return _RegionLayout(
+        axes, nblocks, nblocks > max_share * math.prod(grid),
+        tuple(len(range(*b)) for b in bounds), combos,
+        [sum(c[0] for c in combo) for combo in combos],
+        max((axis for axis, parts in enumerate(axes) if len(parts) > 1), default=0))
 
 
 def _one_by_one_job(blocks: FrameBlocks, axes: list[list[tuple[int, slice, slice]]],
@@ -452,27 +489,26 @@ def _decode_one_by_one(blocks: FrameBlocks, axes: list[list[tuple[int, slice, sl
     return True
 
 
-def _decode_together(blocks: FrameBlocks, combos: list[Any], items: AnyArray,
+def _decode_together(blocks: FrameBlocks, layout: _RegionLayout, items: AnyArray,
                      load: Any, jobs: list[DecodeJob] | None) -> bool:
-    """Decode the blocks of ``combos`` (per block: its number's shares, the items of it
-    selected and where they go, see :func:`_axis_blocks`) a group at a time, each group in
-    one Blosc2 call (:func:`.cframe_item.cut_blocks`), and copy their items into
-    ``items`` (or leave that to ``jobs``, their streams loaded); False, having done
-    nothing, where a block is short (a plain frame's last) or blocks are too big to
+    """Decode the blocks of ``layout.combos`` (numbered ``layout.numbers``) a group at a
+    time, each group in one Blosc2 call (:func:`.cframe_item.cut_blocks`), and copy their
+    items into ``items`` (or leave that to ``jobs``, their streams loaded); False, having
+    done nothing, where a block is short (a plain frame's last) or blocks are too big to
     group (over half of :data:`.cframe_blocks.TOGETHER_MAX_BYTES`, or where the
     allocator gives memory back at once: decoded one by one, see
     :func:`.cframe_blocks.blocks_per_call`)."""
     blocksize = blocks.blocksize
     per_group = blocks_per_call(blocksize)
+    combos, numbers = layout.combos, layout.numbers
     if per_group < 2 or len(combos) < 2:
         return False
-    numbers = [sum(c[0] for c in combo) for combo in combos]
     if (max(numbers) + 1) * blocksize > blocks.nbytes:
         return False
     for first in range(0, len(combos), per_group):
         group, group_numbers = combos[first:first + per_group], numbers[first:first + per_group]
         _load_and_run(blocks, group_numbers, load, jobs, functools.partial(
-            _copy_blocks, blocks, group_numbers, group, items))
+            _copy_blocks, blocks, group_numbers, group, layout.along, items))
     return True
 
 
@@ -489,14 +525,46 @@ def _load_and_run(blocks: FrameBlocks, numbers: list[int], load: Any,
         jobs.append(DecodeJob(job, len(numbers) * blocks.blocksize))
 
 
-def _copy_blocks(blocks: FrameBlocks, numbers: list[int], combos: list[Any],
+def _copy_blocks(blocks: FrameBlocks, numbers: list[int], combos: list[Any], along: int,
                  items: AnyArray) -> None:
-    """Decode blocks ``numbers`` in one call and copy the items of ``combos`` (one each)."""
+    """Decode blocks ``numbers`` in one call and copy the items of ``combos`` (one each),
+    a run of blocks at a time (:func:`_copy_run`)."""
     decoded = scratch_block(len(numbers) * blocks.blocksize)
     blocks.decode_many(numbers, decoded)
     decoded_blocks = decoded.view(items.dtype).reshape(len(numbers), *blocks.blockshape)
-    for n, combo in enumerate(combos):
-        items[tuple(c[2] for c in combo)] = decoded_blocks[n][tuple(c[1] for c in combo)]
+    first = 0
+    while first < len(combos):
+        inside, end = combos[first][along][1], combos[first][along][2].stop
+        last = first + 1
+        while (last < len(combos) and combos[last][along][2].start == end
+               and combos[last][along][1] == inside):
+            end = combos[last][along][2].stop
+            last += 1
+        _copy_run(decoded_blocks[first:last], combos[first], along, end, items)
+        first = last
+
+
+def _copy_run(decoded: AnyArray, combo: Any, along: int, end: int, items: AnyArray) -> None:
+    """Copy the items of a run of decoded blocks (``decoded``, one after another along
+    axis ``along`` of the region, the first one's place ``combo``, the last one's ending
+    at ``end`` along that axis; the same items of each) in one NumPy copy: the region's
+    run of places, its axis ``along`` split in one per block, takes the blocks' items
+    (a copy per block costs ~3 us of Python holding the GIL, more than 20 KB of items
+    take to copy)."""
+    selected = (slice(None), *(c[1] for c in combo))
+    if len(decoded) == 1:
+        items[tuple(c[2] for c in combo)] = decoded[0][selected[1:]]
+        return
+    places = [c[2] for c in combo]
+    places[along] = slice(places[along].start, end)
+    run = items[tuple(places)]
+    shape = run.shape
+    split = run.reshape((*shape[:along], len(decoded), shape[along] // len(decoded),
+                         *shape[along + 1:]))
+    if not np.may_share_memory(split, items):  # (splitting an axis is a view: never met)
+        raise FrameError("a run of blocks has no view in the region")
+    order = (along, *range(along), *range(along + 1, split.ndim))
+    split.transpose(order)[...] = decoded[selected]
 
 
 def _merged(spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
