@@ -7,6 +7,7 @@ it writes; h5py + hdf5plugin are the oracle for the Blosc2 filter's chunk frames
 from __future__ import annotations
 
 import copy
+import dataclasses
 import doctest
 import inspect
 import pickle
@@ -515,6 +516,20 @@ def test_pipeline_to_filters_unknown_and_mixed_ids() -> None:
     assert pipeline_to_filters(mixed) == Filters(5, "zlib", shuffle=False, fletcher32=True)
     assert [s.filter_id for s in unrecognized_steps(mixed)] == [ids.SCALEOFFSET, 40000]
     assert pipeline_to_filters([]) == Filters()
+
+
+def test_cd_values_parsed_once_give_the_same_parameters_and_errors_each_time() -> None:
+    """Leaves made alike share their parsed Blosc2 parameters (immutable); values that do
+    not parse raise every time, never a remembered result."""
+    cd = (2, 0, 8, 400, 5, 1, 5, 2, 10, 5)
+    first = Blosc2Params.from_cd_values(cd)
+    assert Blosc2Params.from_cd_values(list(cd)) is first
+    assert first.to_cd_values()[1:] == cd[1:] and first.chunkshape == (10, 5)
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        first.clevel = 9  # type: ignore[misc]
+    for _ in range(2):
+        with pytest.raises(ValueError, match="chunk rank 3"):
+            Blosc2Params.from_cd_values((1, 0, 8, 200, 5, 1, 0, 3, 5, 5))
 
 
 def test_pipeline_to_filters_tolerates_short_or_odd_cd_values() -> None:
