@@ -631,13 +631,13 @@ def _decode_schunk(sc: Any, dt: np.dtype[Any], shape: Shape, selection: Selectio
     raise ValueError("not a step-1 slice of a 1-D chunk")  # the whole chunk, then
 
 
-
 @functools.lru_cache(maxsize=128)
 def _parsed_cd_values(cd: tuple[int, ...]) -> Blosc2Params:
     """:meth:`Blosc2Params.from_cd_values` of ``cd``, parsed once (the parameters are
     immutable; every leaf of a file made alike shares them: ~10 us of checks a leaf's
     first read)."""
     return Blosc2Params._parse(cd)
+
 
 __all__ = [
     "B2ND_MAX_DIM",
