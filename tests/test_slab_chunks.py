@@ -223,8 +223,17 @@ def test_chunks_decoded_whole_in_a_split_read_use_both_threads(
         expected = h5["a"][key]
     threads: list[str] = []
     real = engine.ChunkEngine._copy_decoded
+    pool_took_its_part = threading.Event()
 
     def spy(self: Any, *args: Any, **kwargs: Any) -> None:
+        # The calling thread waits until the pool's task has taken its part: on a busy
+        # machine the task may start only once the caller is done, and the caller then
+        # reads that part itself (by design), which would say nothing about the split.
+        if threading.current_thread() is threading.main_thread():
+            if not pool_took_its_part.wait(timeout=10):
+                pool_took_its_part.set()  # (no split: the assertion below says so)
+        else:
+            pool_took_its_part.set()
         threads.append(threading.current_thread().name)
         real(self, *args, **kwargs)
 
