@@ -15,7 +15,7 @@ import dataclasses
 import functools
 import itertools
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from typing import Any
+from typing import Any, Final
 
 import numpy as np
 
@@ -187,6 +187,8 @@ def gather_pieces(
     >>> out, [(p.grid, p.in_chunk, p.in_out) for p in pieces]
     ((3,), [((0,), (slice(1, 2, 4),), (slice(0, 1, None),)), ((1,), (slice(1, 2, 4),), \
 (slice(1, 2, None),)), ((2,), (slice(1, 2, 4),), (slice(2, 3, None),))])
+    >>> gather_pieces((), (), ())  # no dimensions: one piece, the whole of it
+    ((), [GatherPiece(grid=(), in_chunk=(), bounds=(), in_out=(), full_chunk=True)])
     """
     out_shape = tuple(_axis_size(item, length) for item, length in zip(h5key, shape,
                                                                          strict=True))
@@ -198,17 +200,20 @@ def gather_pieces(
     # A few chunks (the common case): the axes listed, their product taken at once.
     combos = (itertools.product(*(list(axis()) for axis in axes)) if listed
               else _combinations(axes))
-    pieces = (
-        GatherPiece(
-            grid=tuple(a[0] for a in combo),
-            in_chunk=tuple(a[1] for a in combo),
-            bounds=tuple(a[2] for a in combo),
-            in_out=tuple(a[3] for a in combo),
-            full_chunk=all(a[4] for a in combo),
-        )
-        for combo in combos
-    )
+    pieces = (_piece(*zip(*combo, strict=True)) if combo else _SCALAR_PIECE
+              for combo in combos)
     return out_shape, list(pieces) if listed else pieces
+
+
+_SCALAR_PIECE: Final = GatherPiece((), (), (), (), True)
+"""The one piece of a key of no dimensions."""
+
+
+def _piece(grid: tuple[int, ...], in_chunk: tuple[AxisSelection, ...],
+           bounds: tuple[slice, ...], in_out: tuple[slice, ...],
+           full: tuple[bool, ...]) -> GatherPiece:
+    """The piece of one chunk, from its axes' parts (:func:`_axis_pieces`) transposed."""
+    return GatherPiece(grid, in_chunk, bounds, in_out, all(full))
 
 
 def whole_chunk_of(key: Any, shape: Shape, chunkshape: Shape

@@ -331,12 +331,12 @@ def decode_region(
     dt = np.dtype(dtype)
     blocks = buf if isinstance(buf, FrameBlocks) else frame_blocks(buf, dt,
                                                                    chunkshape=chunkshape)
-    if blocks is None or len(bounds) != len(blocks.chunkshape) or any(
-            b.stop > c or (b.step or 1) < 1
-            for b, c in zip(bounds, blocks.chunkshape, strict=True)):
+    if blocks is None or len(bounds) != len(blocks.chunkshape):
         return None
     layout = _region_layout(blocks.blockshape, blocks.chunkshape,
                             tuple((b.start, b.stop, b.step or 1) for b in bounds), max_share)
+    if layout is None:
+        return None
     axes = layout.axes
     # (1-D regions decode whole blocks straight into ``out`` instead)
     slabs = (_slabs_shape(blocks) if layout.most and len(blocks.blockshape) > 1
@@ -389,11 +389,14 @@ class _RegionLayout(NamedTuple):
 @functools.lru_cache(maxsize=256)
 def _region_layout(blockshape: tuple[int, ...], chunkshape: tuple[int, ...],
                    bounds: tuple[tuple[int, int, int], ...], max_share: float
-                   ) -> _RegionLayout:
+                   ) -> _RegionLayout | None:
     """The blocks of a chunk of ``blockshape`` blocks that ``bounds`` (per axis ``(start,
-    stop, step)``, checked to lie in ``chunkshape``) touch: the same for every chunk a
-    selection takes the same region of (``a[25]``: all of them but the edges), so worked
-    out once (~10 us of Python a chunk)."""
+    stop, step)``) touch: the same for every chunk a selection takes the same region of
+    (``a[25]``: all of them but the edges), so worked out once (~10 us of Python a
+    chunk).  None where a bound ends past ``chunkshape`` or has a step below 1."""
+    if any(stop > c or step < 1
+           for (_, stop, step), c in zip(bounds, chunkshape, strict=True)):
+        return None
     grid = tuple(-(-c // n) for c, n in zip(chunkshape, blockshape, strict=True))
     strides = [math.prod(grid[axis + 1:]) for axis in range(len(grid))]
     axes = [_axis_blocks(slice(*b), n, stride)
