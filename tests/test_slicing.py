@@ -545,13 +545,14 @@ def test_blocks_in_a_run_along_an_axis_are_copied_at_once(
 def test_the_blocks_a_region_touches_are_worked_out_once_for_every_chunk(
         monkeypatch: pytest.MonkeyPatch) -> None:
     """Chunks a selection takes the same region of (``a[25]``: all but the edges) share
-    the working out of which blocks it touches; each chunk still gives its own items."""
+    the working out of which blocks it touches; each chunk still gives its own items.
+    Chunks of more blocks than the kept layouts may have (bounded memory) have theirs
+    worked out at each read."""
     from hyperslab.codecs import cframe_region
 
     data = np.random.default_rng(6).integers(0, 100, (20, 30, 40)).astype(np.int64)
     frames = [_chunk_frame(data, (start, 0, 0), (10, 30, 40), (1, 10, 40), "lz4")
               for start in (0, 10)]
-    cframe_region._region_layout.cache_clear()
     worked: list[slice] = []
     real = cframe_region._axis_blocks
 
@@ -561,11 +562,15 @@ def test_the_blocks_a_region_touches_are_worked_out_once_for_every_chunk(
 
     monkeypatch.setattr(cframe_region, "_axis_blocks", spy)
     bounds = (slice(4, 5), slice(0, 30, 2), slice(3, 40))
-    for start, frame in zip((0, 10), frames, strict=True):
-        part = decode_region(frame, bounds, np.int64, max_share=1.0)
-        assert part is not None
-        np.testing.assert_array_equal(part, data[start:start + 10][bounds])
-    assert len(worked) == 3  # one per axis, for the first chunk only
+    for kept_max, workings in ((30, 3), (29, 6)):  # the chunks have 10 x 3 blocks
+        cframe_region._kept_layout.cache_clear()
+        monkeypatch.setattr(cframe_region, "LAYOUT_CACHE_MAX_BLOCKS", kept_max)
+        worked.clear()
+        for start, frame in zip((0, 10), frames, strict=True):
+            part = decode_region(frame, bounds, np.int64, max_share=1.0)
+            assert part is not None
+            np.testing.assert_array_equal(part, data[start:start + 10][bounds])
+        assert len(worked) == workings  # one per axis, for the first chunk only if kept
 
 
 @pytest.mark.parametrize("listed", [True, False])

@@ -386,14 +386,36 @@ class _RegionLayout(NamedTuple):
     """The last axis along which the region touches several blocks (0 if none)."""
 
 
-@functools.lru_cache(maxsize=256)
+LAYOUT_CACHE_MAX_BLOCKS: Final = 1024
+"""Regions of chunks of at most this many blocks have their layout kept (at most
+:data:`LAYOUT_CACHE_SIZE` of them, a few MB at worst); chunks of more blocks, whose
+decoding outweighs the working out, have it worked out at each read."""
+LAYOUT_CACHE_SIZE: Final = 64
+
+
 def _region_layout(blockshape: tuple[int, ...], chunkshape: tuple[int, ...],
                    bounds: tuple[tuple[int, int, int], ...], max_share: float
                    ) -> _RegionLayout | None:
     """The blocks of a chunk of ``blockshape`` blocks that ``bounds`` (per axis ``(start,
     stop, step)``) touch: the same for every chunk a selection takes the same region of
-    (``a[25]``: all of them but the edges), so worked out once (~10 us of Python a
-    chunk).  None where a bound ends past ``chunkshape`` or has a step below 1."""
+    (``a[25]``: all of them but the edges), so worked out once where the chunk has at
+    most :data:`LAYOUT_CACHE_MAX_BLOCKS` blocks (~10 us of Python a chunk).  None where a
+    bound ends past ``chunkshape`` or has a step below 1."""
+    if _grid_blocks(blockshape, chunkshape) > LAYOUT_CACHE_MAX_BLOCKS:
+        return _layout_of(blockshape, chunkshape, bounds, max_share)
+    return _kept_layout(blockshape, chunkshape, bounds, max_share)
+
+
+@functools.lru_cache(maxsize=64)
+def _grid_blocks(blockshape: tuple[int, ...], chunkshape: tuple[int, ...]) -> int:
+    """How many blocks of ``blockshape`` a chunk of ``chunkshape`` has."""
+    return math.prod(-(-c // n) for c, n in zip(chunkshape, blockshape, strict=True))
+
+
+def _layout_of(blockshape: tuple[int, ...], chunkshape: tuple[int, ...],
+               bounds: tuple[tuple[int, int, int], ...], max_share: float
+               ) -> _RegionLayout | None:
+    """:func:`_region_layout`, worked out."""
     if any(stop > c or step < 1
            for (_, stop, step), c in zip(bounds, chunkshape, strict=True)):
         return None
@@ -408,6 +430,9 @@ def _region_layout(blockshape: tuple[int, ...], chunkshape: tuple[int, ...],
         tuple(len(range(*b)) for b in bounds), combos,
         [sum(c[0] for c in combo) for combo in combos],
         max((axis for axis, parts in enumerate(axes) if len(parts) > 1), default=0))
+
+
+_kept_layout = functools.lru_cache(maxsize=LAYOUT_CACHE_SIZE)(_layout_of)
 
 
 def _one_by_one_job(blocks: FrameBlocks, axes: list[list[tuple[int, slice, slice]]],
@@ -668,6 +693,7 @@ def _copied_as(dtype: np.dtype[Any]) -> np.dtype[Any]:
     return np.dtype((np.void, dtype.itemsize)) if dtype.fields is not None else dtype
 
 
-__all__ = ["BIG_BLOCK_BYTES", "DEFAULT_MAX_SHARE", "FRAME_HEAD_BYTES", "BlockStore",
+__all__ = ["BIG_BLOCK_BYTES", "DEFAULT_MAX_SHARE", "FRAME_HEAD_BYTES", "LAYOUT_CACHE_MAX_BLOCKS",
+           "LAYOUT_CACHE_SIZE", "BlockStore",
            "DecodeJob", "FrameBlocks", "decode_items", "decode_region", "frame_blocks",
            "load_frame_structure", "slabs_shape"]
