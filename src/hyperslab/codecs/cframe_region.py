@@ -361,7 +361,8 @@ def decode_region(
         return out
     if jobs is not None:
         jobs.append(DecodeJob(functools.partial(_one_by_one_job, blocks, axes, out, load,
-                                                straight), layout.nblocks * blocks.blocksize))
+                                                straight),
+                              len(layout.combos) * blocks.blocksize))
         return out
     return out if _decode_one_by_one(blocks, axes, out, load, straight) else None
 
@@ -371,8 +372,6 @@ class _RegionLayout(NamedTuple):
 
     axes: list[list[tuple[int, slice, slice]]]
     """Per axis, :func:`_axis_blocks`."""
-    nblocks: int
-    """How many blocks the region touches."""
     most: bool
     """Whether that is more than the ``max_share`` of the chunk's blocks."""
     shape: tuple[int, ...]
@@ -423,10 +422,9 @@ def _layout_of(blockshape: tuple[int, ...], chunkshape: tuple[int, ...],
     strides = [math.prod(grid[axis + 1:]) for axis in range(len(grid))]
     axes = [_axis_blocks(slice(*b), n, stride)
             for b, n, stride in zip(bounds, blockshape, strides, strict=True)]
-    nblocks = math.prod(len(parts) for parts in axes)
     combos = list(itertools.product(*axes))
     return _RegionLayout(
-        axes, nblocks, nblocks > max_share * math.prod(grid),
+        axes, len(combos) > max_share * math.prod(grid),
         tuple(len(range(*b)) for b in bounds), combos,
         [sum(c[0] for c in combo) for combo in combos],
         max((axis for axis, parts in enumerate(axes) if len(parts) > 1), default=0))

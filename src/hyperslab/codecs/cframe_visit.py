@@ -10,6 +10,7 @@ after checking the frame, :func:`decompress_blocks` decodes some in one Blosc2 c
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from typing import Any, NamedTuple
 
@@ -71,10 +72,8 @@ def frame_block_plan(buf: Any, itemsize: int, chunkshape: Sequence[int]) -> Bloc
         return None
     begins, ends, nbytes, boxes = located
     blockshape = tuple(layout.blockshape)
-    blocksize = itemsize
-    for length in blockshape:
-        blocksize *= length
-    return BlockPlan(blockshape, blocksize, boxes, chunk, begins, ends, nbytes)
+    return BlockPlan(blockshape, math.prod(blockshape) * itemsize, boxes, chunk, begins, ends,
+                     nbytes)
 
 
 def decompress_blocks(plan: BlockPlan, numbers: Sequence[int], into: AnyArray) -> None:
