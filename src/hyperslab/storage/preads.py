@@ -31,6 +31,7 @@ from hyperslab._typing import AnyArray, Shape
 from hyperslab.errors import HDF5ExtError
 from hyperslab.storage import spans
 from hyperslab.storage.chunkindex import ChunkIndex, ChunkLocation
+from hyperslab.storage.recycled import chunk_buffer
 from hyperslab.storage.superblock import AllocationEnd
 
 SCATTER_GAP_MAX = 1 << 20
@@ -105,7 +106,7 @@ class SparseChunk:
         self._name = name
         self._check = check_open
         self.filter_mask = location.filter_mask
-        self.buffer: AnyArray = np.empty(location.size, dtype=np.uint8)
+        self.buffer: AnyArray = chunk_buffer(location.size)  # (memory used again)
         self._loaded: list[tuple[int, int]] = []
         self._complete = False
 
