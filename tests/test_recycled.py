@@ -156,3 +156,43 @@ def test_partial_reads_of_big_chunks_use_the_memory_of_earlier_reads(
                 np.testing.assert_array_equal(node[key], want)
                 np.testing.assert_array_equal(node[key], data[key])
         assert len(new_memory) == first
+
+
+def test_a_forked_child_takes_buffers_though_a_thread_held_the_lock_at_the_fork() -> None:
+    """A thread of the parent holding the recycler's lock at the fork does not leave the
+    child waiting for it forever: the child starts with a recycler of its own."""
+    import os
+    import signal
+    import time
+
+    held, release = threading.Event(), threading.Event()
+
+    def hold() -> None:
+        with recycled._RECYCLER._lock:
+            held.set()
+            release.wait(30)
+
+    holder = threading.Thread(target=hold)
+    holder.start()
+    try:
+        assert held.wait(30)
+        pid = os.fork()
+        if pid == 0:  # the child: report by exit status only
+            status = 1
+            try:
+                status = 0 if chunk_buffer(MIB).shape == (MIB,) else 1
+            finally:
+                os._exit(status)
+    finally:
+        release.set()
+        holder.join()
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        done, status = os.waitpid(pid, os.WNOHANG)
+        if done:
+            assert os.waitstatus_to_exitcode(status) == 0
+            return
+        time.sleep(0.01)
+    os.kill(pid, signal.SIGKILL)
+    os.waitpid(pid, 0)
+    pytest.fail("the forked child waits for a lock a thread of its parent held")
