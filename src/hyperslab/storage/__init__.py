@@ -29,6 +29,8 @@ modules import one another without cycles:
   :mod:`~hyperslab.storage.rawchunks` keeps that index never stale and reads and writes
   single chunks past the filter pipeline, with the closures of
   :mod:`~hyperslab.storage.fastlookups`; :mod:`~hyperslab.storage.preads` reads chunks of
-  read-only files with ``os.pread`` (no HDF5 call); :mod:`~hyperslab.storage.spans` reads
-  the same number of bytes at many file addresses at once.
+  read-only files with ``os.pread`` (no HDF5 call), those read in part into buffers that
+  :mod:`~hyperslab.storage.recycled` hands out again once done with;
+  :mod:`~hyperslab.storage.spans` reads the same number of bytes at many file addresses at
+  once.
 """
