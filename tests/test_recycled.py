@@ -196,3 +196,34 @@ def test_a_forked_child_takes_buffers_though_a_thread_held_the_lock_at_the_fork(
     os.kill(pid, signal.SIGKILL)
     os.waitpid(pid, 0)
     pytest.fail("the forked child waits for a lock a thread of its parent held")
+
+
+def test_a_chunk_read_whole_into_a_buffer_of_the_callers_takes_none(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A chunk read whole into the caller's buffer (``load_all_into``, a chunk decoded
+    whole) takes no buffer of its own; one read in part takes one, at its first load."""
+    from hyperslab.storage import preads
+    from hyperslab.storage.chunkindex import ChunkLocation
+
+    taken: list[int] = []
+    real = preads.chunk_buffer
+
+    def counted(nbytes: int) -> np.ndarray:
+        taken.append(nbytes)
+        return real(nbytes)
+
+    monkeypatch.setattr(preads, "chunk_buffer", counted)
+    path = tmp_path / "raw.bin"
+    path.write_bytes(bytes(range(256)) * 2048)  # 512 KiB
+    with path.open("rb") as handle:
+        whole = preads.SparseChunk(handle.fileno(), ChunkLocation(256, RECYCLE_MIN_BYTES, 0))
+        assert whole.size == RECYCLE_MIN_BYTES
+        mine = np.empty(RECYCLE_MIN_BYTES, dtype=np.uint8)
+        whole.load_all_into(mine)
+        assert whole.buffer is mine and taken == []
+        assert mine[:4].tolist() == [0, 1, 2, 3]
+        part = preads.SparseChunk(handle.fileno(), ChunkLocation(256, RECYCLE_MIN_BYTES, 0))
+        assert taken == []
+        part.load(1000, 1004)
+        assert taken == [RECYCLE_MIN_BYTES]
+        assert part.buffer[1000:1004].tolist() == [232, 233, 234, 235]

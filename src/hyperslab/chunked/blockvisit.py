@@ -105,7 +105,7 @@ def _block_plan(engine: ChunkEngine, grid: tuple[int, ...]) -> BlockPlan | None:
     sparse = engine._dataset.sparse_chunk(grid)
     if sparse is None or not engine._decodes_in_part(sparse.filter_mask):
         return None
-    sparse.load_all_into(scratch_bytes(sparse.buffer.shape[0], "stored"))
+    sparse.load_all_into(scratch_bytes(sparse.size, "stored"))
     try:
         return frame_block_plan(sparse.buffer, engine._dtype.itemsize, engine._chunkshape)
     except FrameError:

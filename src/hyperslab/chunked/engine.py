@@ -664,7 +664,7 @@ class ChunkEngine(ChunkWrites):
         dataset = self._dataset
         sparse = dataset.sparse_chunk(grid)
         if sparse is not None:
-            sparse.load_all_into(scratch_bytes(sparse.buffer.shape[0], "stored"))
+            sparse.load_all_into(scratch_bytes(sparse.size, "stored"))
             self._decode(sparse.buffer, sparse.filter_mask, target, grid, nthreads)
         elif dataset.chunk_is_written(grid):
             self._decode(*dataset.read_raw_chunk(grid), target, grid, nthreads)

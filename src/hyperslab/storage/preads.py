@@ -88,15 +88,14 @@ class SparseChunk:
 
     Attributes
     ----------
-    buffer : numpy.ndarray
-        ``uint8`` of the chunk's stored size; only loaded ranges hold the chunk's bytes
-        (the rest is never touched, so it costs neither reading nor page faults).
+    size : int
+        The chunk's stored size, in bytes.
     filter_mask : int
         The chunk's filter mask.
     """
 
-    __slots__ = ("_check", "_complete", "_fd", "_loaded", "_name", "_offset", "buffer",
-                 "filter_mask")
+    __slots__ = ("_buffer", "_check", "_complete", "_fd", "_loaded", "_name", "_offset",
+                 "filter_mask", "size")
 
     def __init__(self, fd: int, location: ChunkLocation,
                  name: Callable[[], str] | None = None,
@@ -106,9 +105,21 @@ class SparseChunk:
         self._name = name
         self._check = check_open
         self.filter_mask = location.filter_mask
-        self.buffer: AnyArray = chunk_buffer(location.size)  # (memory used again)
+        self.size = location.size
+        self._buffer: AnyArray | None = None  # made at the first use (see buffer)
         self._loaded: list[tuple[int, int]] = []
         self._complete = False
+
+    @property
+    def buffer(self) -> AnyArray:
+        """``uint8`` of the chunk's stored size; only loaded ranges hold the chunk's bytes
+        (the rest is never touched, so it costs neither reading nor page faults).  Made at
+        the first use, over memory used again (:mod:`~hyperslab.storage.recycled`): a
+        chunk read whole into a buffer of the caller's (:meth:`load_all_into`) takes none."""
+        buffer = self._buffer
+        if buffer is None:
+            buffer = self._buffer = chunk_buffer(self.size)
+        return buffer
 
     def load(self, start: int, stop: int) -> None:
         """Read bytes ``start .. stop - 1`` of the chunk into :attr:`buffer`, unless one
@@ -125,9 +136,9 @@ class SparseChunk:
             If the file was closed since.
         """
         start, stop = int(start), int(stop)
-        if not 0 <= start <= stop <= self.buffer.shape[0]:
+        if not 0 <= start <= stop <= self.size:
             raise ValueError(f"bytes {start}..{stop} are not within a chunk of "
-                             f"{self.buffer.shape[0]} bytes")
+                             f"{self.size} bytes")
         if self._complete or start == stop:
             return
         for first, end in self._loaded:
@@ -146,7 +157,7 @@ class SparseChunk:
     def load_all(self) -> None:
         """Read every byte of the chunk."""
         if not self._complete:
-            self.load(0, self.buffer.shape[0])
+            self.load(0, self.size)
             self._complete = True
 
     def load_all_into(self, buffer: AnyArray) -> None:
@@ -164,13 +175,13 @@ class SparseChunk:
         HDF5ExtError, ClosedNodeError
             As :meth:`load`.
         """
-        size = self.buffer.shape[0]
+        size = self.size
         if (not isinstance(buffer, np.ndarray) or buffer.dtype != np.uint8
                 or buffer.shape != (size,) or not buffer.flags.c_contiguous
                 or not buffer.flags.writeable):
             raise ValueError(f"a chunk of {size} stored bytes cannot be read into "
                              f"{type(buffer).__name__} {getattr(buffer, 'shape', '')}")
-        self.buffer = buffer
+        self._buffer = buffer
         self._loaded = []
         self._complete = False
         self.load_all()
