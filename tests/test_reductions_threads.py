@@ -243,7 +243,7 @@ def test_the_blocks_of_a_chunk_are_visited_a_group_a_call(
     original = cframe_visit.decompress_blocks
 
     def spy(plan: Any, numbers: Any, into: np.ndarray) -> None:
-        assert plan.blockshape == (4, 100, 128)
+        assert plan.blocks.blockshape == (4, 100, 128)
         calls.append(list(numbers))
         original(plan, numbers, into)
 

@@ -81,11 +81,12 @@ def _visit_blocks(engine: ChunkEngine, grid: tuple[int, ...], planned: BlockPlan
         stops = [min(o + p.stop, n) for o, p, n in zip(origin, place, shape, strict=True)]
         if all(lo < hi for lo, hi in zip(starts, stops, strict=True)):  # not past the edge
             inside.append((number, tuple(zip(starts, stops, strict=True))))
-    per_group = blocks_per_call(planned.blocksize)
+    blocks = planned.blocks
+    per_group = blocks_per_call(blocks.blocksize)
     visited = False
     for first in range(0, len(inside), per_group):
         group = inside[first : first + per_group]
-        decoded = scratch_block(len(group) * planned.blocksize)
+        decoded = scratch_block(len(group) * blocks.blocksize)
         try:
             decompress_blocks(planned, [number for number, _ in group], decoded)
         except FrameError as exc:
@@ -93,8 +94,8 @@ def _visit_blocks(engine: ChunkEngine, grid: tuple[int, ...], planned: BlockPlan
                 return False
             raise engine._corrupt(grid, exc) from None
         visited = True
-        blocks = decoded.view(dtype).reshape(len(group), *planned.blockshape)
-        for block, (_, bounds) in zip(blocks, group, strict=True):
+        decoded_blocks = decoded.view(dtype).reshape(len(group), *blocks.blockshape)
+        for block, (_, bounds) in zip(decoded_blocks, group, strict=True):
             visit(bounds, block[tuple(slice(0, hi - lo) for lo, hi in bounds)])
     return True
 

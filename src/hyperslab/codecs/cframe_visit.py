@@ -15,33 +15,18 @@ from collections.abc import Sequence
 from typing import Any, NamedTuple
 
 from hyperslab._typing import AnyArray
-from hyperslab.codecs.cframe import (
-    SPECIAL_UNINIT,
-    FrameError,
-    _byte_view,
-    _check_shape,
-    _decompress,
-    parse_frame,
-)
+from hyperslab.codecs.cframe import SPECIAL_UNINIT, _byte_view, _check_shape, parse_frame
 from hyperslab.codecs.cframe_blocks import BlockBoxes, locate_blocks
-from hyperslab.codecs.cframe_item import StreamOffsets, cut_blocks
+from hyperslab.codecs.cframe_region import FrameBlocks
 
 
 class BlockPlan(NamedTuple):
     """The blocks of a frame to visit (see :func:`frame_block_plan`)."""
 
-    blockshape: tuple[int, ...]
-    blocksize: int
-    """Bytes of a decoded block."""
+    blocks: FrameBlocks
+    """The frame's blocks, as a partial read decodes them."""
     boxes: BlockBoxes
     """Each block holding data: its number and its place in the chunk (slices)."""
-    chunk: Any
-    """The frame's Blosc2 chunk."""
-    begins: StreamOffsets
-    ends: StreamOffsets
-    """Where each block's compressed streams begin and end in :attr:`chunk`."""
-    nbytes: int
-    """The chunk's decoded size."""
 
 
 def frame_block_plan(buf: Any, itemsize: int, chunkshape: Sequence[int]) -> BlockPlan | None:
@@ -72,8 +57,9 @@ def frame_block_plan(buf: Any, itemsize: int, chunkshape: Sequence[int]) -> Bloc
         return None
     begins, ends, nbytes, boxes = located
     blockshape = tuple(layout.blockshape)
-    return BlockPlan(blockshape, math.prod(blockshape) * itemsize, boxes, chunk, begins, ends,
-                     nbytes)
+    return BlockPlan(FrameBlocks(chunk, blockshape, tuple(layout.chunkshape),
+                                 math.prod(blockshape) * itemsize, nbytes, begins, ends,
+                                 layout.chunk_start), boxes)
 
 
 def decompress_blocks(plan: BlockPlan, numbers: Sequence[int], into: AnyArray) -> None:
@@ -85,11 +71,7 @@ def decompress_blocks(plan: BlockPlan, numbers: Sequence[int], into: AnyArray) -
     FrameError
         If they do not decompress.
     """
-    part = cut_blocks(plan.chunk, numbers, plan.begins, plan.ends, plan.blocksize,
-                      plan.nbytes)
-    if part is None:
-        raise FrameError("a block's compressed streams lie outside its chunk")
-    _decompress(part, into, 1)
+    plan.blocks.decode_many(numbers, into)
 
 
 __all__ = ["BlockPlan", "decompress_blocks", "frame_block_plan"]
