@@ -15,6 +15,7 @@ pipeline.
 
 from __future__ import annotations
 
+import concurrent.futures
 import itertools
 import math
 import os
@@ -34,9 +35,14 @@ from hypothesis import strategies as st
 
 import hyperslab
 from hyperslab.chunked.engine import _RAW_READ_MIN_BYTES, ChunkEngine
-from hyperslab.codecs.cframe import parse_frame
+from hyperslab.codecs.cframe import FrameError, parse_frame
 from hyperslab.codecs.cframe_item import MEMCPYED
-from hyperslab.codecs.cframe_region import decode_items, decode_region, slabs_shape
+from hyperslab.codecs.cframe_region import (
+    decode_items,
+    decode_region,
+    frame_blocks,
+    slabs_shape,
+)
 from hyperslab.errors import HDF5ExtError
 from hyperslab.storage.datasets import Dataset
 
@@ -540,6 +546,87 @@ def test_blocks_in_a_run_along_an_axis_are_copied_at_once(
     touched = math.prod(len({i // n for i in range(b.start, b.stop, b.step or 1)})
                         for b, n in zip(bounds, (1, 10, 40), strict=True))
     assert sum(copied) == touched
+
+
+def _slab_blocks(frame: bytearray | bytes) -> Any:
+    """The :class:`FrameBlocks` of a ``(24, 30, 40)`` int64 chunk frame of ``(1, 10, 40)``
+    blocks (block ``n`` holds rows ``n // 3``, ``10 * (n % 3)`` on)."""
+    blocks = frame_blocks(memoryview(frame), np.int64, chunkshape=(24, 30, 40))
+    assert blocks is not None and blocks.blockshape == (1, 10, 40)
+    return blocks
+
+
+def _expected_blocks(chunk: np.ndarray, numbers: list[int]) -> np.ndarray:
+    return np.stack([chunk[n // 3, 10 * (n % 3) : 10 * (n % 3) + 10] for n in numbers])
+
+
+def test_blocks_of_a_writable_chunk_are_decoded_where_their_streams_are(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Several blocks of a chunk read into writable memory are decoded without copying
+    their compressed streams into a chunk of their own (``cut_blocks``): the chunk's head
+    is rewritten for them and put back.  Read-only bytes are still cut out.  Either way
+    the blocks are NumPy's, in the order asked for."""
+    from hyperslab.codecs import cframe_region
+
+    chunk = np.random.default_rng(8).integers(0, 1000, (24, 30, 40)).astype(np.int64)
+    frame = _chunk_frame(chunk, (0, 0, 0), chunk.shape, (1, 10, 40), "lz4")
+    numbers = [7, 2, 30, 71]
+    cut: list[int] = []
+    real_cut = cframe_region.cut_blocks
+
+    def counted_cut(*args: Any) -> Any:
+        cut.append(len(args[1]))
+        return real_cut(*args)
+
+    monkeypatch.setattr(cframe_region, "cut_blocks", counted_cut)
+    writable = bytearray(frame)
+    flat = np.empty(len(numbers) * 10 * 40, dtype=np.int64)
+    _slab_blocks(writable).decode_many(numbers, flat.view(np.uint8))
+    np.testing.assert_array_equal(flat.reshape(-1, 10, 40), _expected_blocks(chunk, numbers))
+    assert cut == []
+    assert bytes(writable) == frame  # the head put back
+
+    flat[:] = -1
+    _slab_blocks(frame).decode_many(numbers, flat.view(np.uint8))
+    np.testing.assert_array_equal(flat.reshape(-1, 10, 40), _expected_blocks(chunk, numbers))
+    assert cut == [len(numbers)]
+
+
+def test_a_chunk_whose_blocks_do_not_decode_keeps_its_bytes() -> None:
+    """A block that does not decompress raises FrameError, and the chunk's head rewritten
+    for the decoding is put back all the same."""
+    chunk = np.random.default_rng(9).integers(0, 1000, (24, 30, 40)).astype(np.int64)
+    writable = bytearray(_chunk_frame(chunk, (0, 0, 0), chunk.shape, (1, 10, 40), "lz4"))
+    blocks = _slab_blocks(writable)
+    start, _ = blocks.stream_range(4)
+    writable[start : start + 4] = (1 << 30).to_bytes(4, "little")  # a stream past the end
+    before = bytes(writable)
+    flat = np.empty(2 * 10 * 40, dtype=np.int64)
+    with pytest.raises(FrameError):
+        blocks.decode_many([3, 4], flat.view(np.uint8))
+    assert bytes(writable) == before
+
+
+def test_threads_decoding_blocks_of_one_chunk_each_get_their_own() -> None:
+    """Threads decoding groups of blocks of one chunk at once each get theirs (one
+    rewrites the chunk's head at a time; the others cut their blocks out meanwhile), and
+    the chunk's bytes are as read at the end."""
+    chunk = np.random.default_rng(10).integers(0, 1000, (24, 30, 40)).astype(np.int64)
+    frame = _chunk_frame(chunk, (0, 0, 0), chunk.shape, (1, 10, 40), "lz4")
+    writable = bytearray(frame)
+    blocks = _slab_blocks(writable)
+    rng = np.random.default_rng(11)
+    groups = [rng.choice(72, size=int(rng.integers(2, 12)), replace=False).tolist()
+              for _ in range(400)]
+
+    def decode(numbers: list[int]) -> bool:
+        flat = np.empty(len(numbers) * 10 * 40, dtype=np.int64)
+        blocks.decode_many(numbers, flat.view(np.uint8))
+        return bool(np.array_equal(flat.reshape(-1, 10, 40), _expected_blocks(chunk, numbers)))
+
+    with concurrent.futures.ThreadPoolExecutor(4) as pool:
+        assert all(pool.map(decode, groups))
+    assert bytes(writable) == frame
 
 
 def test_the_blocks_a_region_touches_are_worked_out_once_for_every_chunk(

@@ -207,6 +207,35 @@ def blocks_chunk(chunk: Any, spans: list[tuple[int, int]], blocksize: int) -> by
     return b"".join((header, starts.tobytes(), *(chunk[b:e] for b, e in spans)))
 
 
+def blocks_head(chunk: Any, numbers: Sequence[int], begins: StreamOffsets,
+                blocksize: int) -> bytes | None:
+    """The header and block starts that make `chunk` itself a chunk of its full blocks
+    ``numbers`` (their streams at ``begins[n]``), where they are: written over the
+    chunk's first bytes, Blosc2 decodes just those blocks, in that order, into
+    ``len(numbers) * blocksize`` bytes, with no copy of their streams (as
+    :func:`blocks_chunk` makes).  None if a start is not past the chunk's own table of
+    starts, or the header's compressed size is not the chunk's length.
+
+    Examples
+    --------
+    >>> head = bytearray(CHUNK_EXTLEN)
+    >>> I32.pack_into(head, 12, 80)
+    >>> chunk = bytes(head) + struct.pack("<3i", 44, 56, 68) + bytes(36)
+    >>> new = blocks_head(chunk, [2, 0], [44, 56, 68], 16)
+    >>> I32.unpack_from(new, 4)[0], struct.unpack_from("<2i", new, CHUNK_EXTLEN)
+    (32, (68, 44))
+    """
+    cbytes = len(chunk)
+    count = len(numbers)
+    starts = [int(begins[n]) for n in numbers]
+    if (I32.unpack_from(chunk, 12)[0] != cbytes
+            or min(starts) < CHUNK_EXTLEN + 4 * count or max(starts) >= cbytes):
+        return None
+    header = bytearray(chunk[:CHUNK_EXTLEN])
+    I32.pack_into(header, 4, count * blocksize)
+    return bytes(header) + _starts_table(count).pack(*starts)
+
+
 def cut_blocks(chunk: Any, numbers: Sequence[int], begins: StreamOffsets, ends: StreamOffsets,
                blocksize: int, nbytes: int) -> bytes | None:
     """Blocks ``numbers`` of `chunk` (their streams at ``chunk[begins[n]:ends[n]]``) as a
@@ -287,6 +316,7 @@ __all__ = [
     "block_chunk",
     "block_ends",
     "blocks_chunk",
+    "blocks_head",
     "cut_blocks",
     "frame_key",
     "is_checked_block",

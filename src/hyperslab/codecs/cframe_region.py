@@ -3,9 +3,10 @@
 A b2nd chunk is cut into blocks of its block shape, stored one after another in C order
 of the block grid, each block one Blosc2 compression block holding its items in C order
 (README_B2ND_FORMAT, README_CHUNK_FORMAT).  :func:`decode_region` decompresses just the
-blocks that intersect a step-1 region of the chunk, each on its own
-(:func:`.cframe_item.block_chunk` makes a one-block chunk of it), with a Blosc2 context that
-releases the GIL, so regions of several chunks decode in parallel threads.
+blocks that intersect a step-1 region of the chunk, a group at a time (the chunk's head
+rewritten for just those blocks, or a chunk of their own, :meth:`FrameBlocks.decode_many`),
+with a Blosc2 context that releases the GIL, so regions of several chunks decode in
+parallel threads.
 
 Plain (super-chunk) frames of 1-D chunks are served too: their blocks are runs of
 items.  It answers None where that does not apply (other plain frames, special chunks,
@@ -20,8 +21,9 @@ from __future__ import annotations
 import functools
 import itertools
 import math
+import threading
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Final, NamedTuple, Protocol
 
 import numpy as np
@@ -43,6 +45,7 @@ from hyperslab.codecs.cframe_item import (
     CHUNK_HEAD,
     StreamOffsets,
     block_chunk,
+    blocks_head,
     cut_blocks,
 )
 
@@ -95,7 +98,12 @@ def _axis_blocks(bound: slice, block: int, stride: int) -> list[tuple[int, slice
 @dataclass(frozen=True, slots=True)
 class FrameBlocks:
     """A chunk frame's blocks, ready to be decoded one by one (see :func:`frame_blocks`;
-    it keeps the frame's bytes)."""
+    it keeps the frame's bytes).
+
+    :meth:`decode_many` may rewrite the head of a writable chunk while Blosc2 decodes it
+    (its own calls take turns): nothing else may write the chunk's first bytes while one
+    runs (reads load them before the blocks are parsed).
+    """
 
     chunk: Any  # the chunk's bytes (a view of the frame)
     blockshape: tuple[int, ...]
@@ -105,6 +113,9 @@ class FrameBlocks:
     begins: StreamOffsets
     ends: StreamOffsets
     start: int = 0  # where the chunk starts in the frame
+    _head_lock: threading.Lock = field(default_factory=threading.Lock, repr=False,
+                                       compare=False)
+    """Held while :meth:`decode_many` has the chunk's head rewritten."""
 
     def stream_range(self, number: int) -> tuple[int, int]:
         """Where the compressed streams of block ``number`` are in the frame."""
@@ -121,18 +132,49 @@ class FrameBlocks:
 
     def decode_many(self, numbers: Sequence[int], flat: AnyArray) -> None:
         """Decode full blocks ``numbers`` one after another into ``flat`` (``len(numbers)
-        * blocksize`` bytes), in one Blosc2 call (:func:`.cframe_item.cut_blocks`).
+        * blocksize`` bytes), in one Blosc2 call.
+
+        Several blocks of a writable chunk are decoded where their streams are: the
+        chunk's header and table of block starts are rewritten for just those blocks
+        (:func:`.cframe_item.blocks_head`) and put back once Blosc2 has decoded them.
+        Otherwise (one block, read-only bytes, or another thread decoding the chunk this
+        way meanwhile) the streams are copied into a chunk of their own
+        (:func:`.cframe_item.cut_blocks`).  Measured here on the slicing benchmark's
+        ``(25, 50, 50, 50)`` chunks, read after read, those copies took 0.4 ms of
+        ``a[:, 50]`` (6.3 MB of streams in 24 groups, 4 ms with 2 threads) and 2.0 ms of
+        ``a[:, :, 50]`` (31 MB, 18 ms).
 
         Raises
         ------
         FrameError
             If a block's streams are not in the chunk, or do not decompress.
         """
-        chunk = cut_blocks(self.chunk, numbers, self.begins, self.ends, self.blocksize,
-                           self.nbytes)
-        if chunk is None:
+        chunk = self.chunk
+        if (len(numbers) > 1 and isinstance(chunk, memoryview) and not chunk.readonly
+                and self._head_lock.acquire(blocking=False)):
+            try:
+                head = blocks_head(chunk, numbers, self.begins, self.blocksize)
+                if head is not None:
+                    _decompress_in_place(chunk, head, flat)
+                    return
+            finally:
+                self._head_lock.release()
+        cut = cut_blocks(chunk, numbers, self.begins, self.ends, self.blocksize, self.nbytes)
+        if cut is None:
             raise FrameError("a block's compressed streams lie outside its chunk")
+        _decompress(cut, flat, 1)
+
+
+def _decompress_in_place(chunk: memoryview, head: bytes, flat: AnyArray) -> None:
+    """Decompress ``chunk`` with ``head`` written over its first bytes, then put them back
+    (also when Blosc2 fails)."""
+    size = len(head)
+    kept = bytes(chunk[:size])
+    chunk[:size] = head
+    try:
         _decompress(chunk, flat, 1)
+    finally:
+        chunk[:size] = kept
 
 
 class DecodeJob(NamedTuple):
