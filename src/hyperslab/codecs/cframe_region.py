@@ -560,7 +560,7 @@ def _decode_one_by_one(blocks: FrameBlocks, axes: list[list[tuple[int, slice, sl
 def _decode_together(blocks: FrameBlocks, layout: _RegionLayout, items: AnyArray,
                      load: Any, jobs: list[DecodeJob] | None) -> bool:
     """Decode the blocks of ``layout.combos`` (numbered ``layout.numbers``) a group at a
-    time, each group in one Blosc2 call (:func:`.cframe_item.cut_blocks`), and copy their
+    time, each group in one Blosc2 call (:meth:`FrameBlocks.decode_many`), and copy their
     items into ``items`` (or leave that to ``jobs``, their streams loaded); False, having
     done nothing, where a block is short (a plain frame's last) or blocks are too big to
     group (over half of :data:`.cframe_blocks.TOGETHER_MAX_BYTES`, or where the
