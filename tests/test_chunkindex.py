@@ -590,10 +590,9 @@ def test_threads_share_one_lazy_build(tmp_path: Path, monkeypatch) -> None:
     path = tmp_path / "t.h5"
     filled(path, "none")
     builds = []
-    real = ChunkIndex.build.__func__  # type: ignore[attr-defined]
-    monkeypatch.setattr(
-        ChunkIndex, "build", classmethod(lambda cls, *a: builds.append(1) or real(cls, *a))
-    )
+    real = rawchunks.RawChunks._build
+    monkeypatch.setattr(rawchunks.RawChunks, "_build",
+                        lambda self: builds.append(1) or real(self))
     with h5py.File(path, "r") as f:
         ds = Dataset(f["d"].id)
         expected = {c: ds.dsid.read_direct_chunk((c[0] * 4, c[1] * 3))[1] for c in [(0, 1), (1, 3)]}

@@ -358,16 +358,16 @@ def test_nested_columns(tmp_path):
 
 def _count_index_builds(monkeypatch: pytest.MonkeyPatch) -> list[int]:
     """A list that gets an item each time a chunk index is built (until monkeypatch's undo)."""
-    from hyperslab.storage import chunkindex
+    from hyperslab.storage import rawchunks
 
     built: list[int] = []
-    real_build = chunkindex.ChunkIndex.build
+    real_build = rawchunks.RawChunks._build
 
     def counting_build(*args: Any, **kwargs: Any) -> Any:
         built.append(1)
         return real_build(*args, **kwargs)
 
-    monkeypatch.setattr(chunkindex.ChunkIndex, "build", counting_build)
+    monkeypatch.setattr(rawchunks.RawChunks, "_build", counting_build)
     return built
 
 
@@ -387,14 +387,14 @@ def test_few_rows_of_an_unfiltered_read_only_table_are_read_raw(
     with hyperslab.open_file(path, "w") as f:
         f.create_table("/", "t", rows, chunkshape=(64,))
     coords = [999, 3, 64, 3, 500]
-    from hyperslab.storage import chunkindex
+    from hyperslab.storage import rawchunks
 
     def refuse(*args: Any, **kwargs: Any) -> None:
         raise AssertionError("read through HDF5, or every chunk listed")
 
     with hyperslab.open_file(path) as f, monkeypatch.context() as patch:
         # Right after opening, a few rows need no chunk index: HDF5 finds their chunks.
-        patch.setattr(chunkindex.ChunkIndex, "build", refuse)
+        patch.setattr(rawchunks.RawChunks, "_build", refuse)
         patch.setattr(compound, "point_spaces", refuse)
         first = f.root.t.read_coordinates(coords)
     assert first.tobytes() == rows[coords].astype(first.dtype).tobytes()
@@ -428,7 +428,7 @@ def test_few_rows_of_a_blosc2_read_only_table_list_no_chunks(
     """Right after opening a read-only Blosc2 table, a few rows by coordinates find their
     chunks with HDF5's look-up instead of listing every chunk first; rows of unwritten
     chunks read as the fill value, as HDF5 gives them."""
-    from hyperslab.storage import chunkindex
+    from hyperslab.storage import rawchunks
 
     dtype = np.dtype([("a", "<i4"), ("f", "<f8")])
     rows = np.zeros(1000, dtype)
@@ -447,14 +447,14 @@ def test_few_rows_of_a_blosc2_read_only_table_list_no_chunks(
         raise AssertionError("every chunk listed")
 
     with hyperslab.open_file(path) as f, monkeypatch.context() as patch:
-        patch.setattr(chunkindex.ChunkIndex, "build", refuse)
+        patch.setattr(rawchunks.RawChunks, "_build", refuse)
         got = f.root.t.read_coordinates(coords)
         assert got.tobytes() == expected[coords].tobytes()
         patch.undo()
         unwritten = f.root.t.read_coordinates([1500, 1999, 5])  # falls back to the index
         assert unwritten.tobytes() == expected[[1500, 1999, 5]].tobytes()
     with hyperslab.open_file(path) as f, monkeypatch.context() as patch:
-        patch.setattr(chunkindex.ChunkIndex, "build", refuse)  # slices (sorted tables) too
+        patch.setattr(rawchunks.RawChunks, "_build", refuse)  # slices (sorted tables) too
         assert f.root.t.read(100, 300).tobytes() == expected[100:300].tobytes()
         assert f.root.t[5:70:3].tobytes() == expected[5:70:3].tobytes()
     with h5py.File(path) as f:
@@ -467,7 +467,7 @@ def test_runs_of_rows_of_an_unfiltered_read_only_table_are_one_read_each(
     without listing every chunk, however many rows the run has."""
     import os
 
-    from hyperslab.storage import chunkindex
+    from hyperslab.storage import rawchunks
 
     rows = np.zeros(1000, [("a", "<i4"), ("f", "<f8")])
     rows["a"] = np.arange(1000)
@@ -487,7 +487,7 @@ def test_runs_of_rows_of_an_unfiltered_read_only_table_are_one_read_each(
 
     coords = [*range(100, 200), 5, 6, 900]
     with hyperslab.open_file(path) as f, monkeypatch.context() as patch:
-        patch.setattr(chunkindex.ChunkIndex, "build", refuse)
+        patch.setattr(rawchunks.RawChunks, "_build", refuse)
         patch.setattr(os, "pread", counted)
         got = f.root.t.read_coordinates(coords)
     assert got.tobytes() == rows[coords].tobytes()

@@ -31,6 +31,7 @@ from hyperslab._typing import AnyArray, Shape
 from hyperslab.errors import HDF5ExtError
 from hyperslab.storage import spans
 from hyperslab.storage.chunkindex import ChunkIndex, ChunkLocation
+from hyperslab.storage.chunktree import chunks_from_tree, tree_root
 from hyperslab.storage.recycled import chunk_buffer
 from hyperslab.storage.superblock import AllocationEnd
 
@@ -70,6 +71,14 @@ then an index of them all (0.3 ms)."""
 INDEX_BUILD_SECONDS_PER_CHUNK = 1.2e-6
 """Estimated cost of building the chunk index, per chunk of the grid (one ``chunk_iter``
 pass: 1.1-1.2 us a chunk measured here at 100k chunks, 1.6-2.1 s for a million)."""
+
+TREE_INDEX_SECONDS_PER_CHUNK = 1e-7
+"""...and of building it from HDF5's version 1 chunk B-tree where
+:mod:`~hyperslab.storage.chunktree` reads it (67-95 ns a chunk measured here at 100k
+chunks, 76-109 ms for a million, its checks against HDF5 included)."""
+
+_NOT_ASKED = -1
+"""``PreadReads._tree`` before the chunk B-tree's root was looked for."""
 
 HDF5_READ_EXTRA_SECONDS = 6e-6
 """Estimated extra cost of a chunk read through HDF5's look-up (``read_direct_chunk``:
@@ -220,10 +229,13 @@ class PreadReads:
     here for the type checker).  Its own state is that of the look-ups made before any
     chunk index is built (set by ``RawChunks.__init__``)."""
 
-    __slots__ = ("_hdf5_budget", "_hdf5_extra", "_looked_up", "_lookups", "_walked")
+    __slots__ = ("_hdf5_budget", "_hdf5_extra", "_looked_up", "_lookups", "_tree",
+                 "_tree_at", "_walked")
 
     _hdf5_budget: float | None
     _hdf5_extra: float
+    _tree: int | None
+    _tree_at: float
     _looked_up: dict[tuple[int, ...], ChunkLocation]
     _lookups: int
     _walked: int
@@ -416,10 +428,11 @@ class PreadReads:
         index (:data:`HDF5_READ_EXTRA_SECONDS`, plus
         :data:`HDF5_READ_EXTRA_SECONDS_PER_BYTE` for unfiltered chunks) from a budget of
         the index's estimated build cost (:data:`INDEX_BUILD_SECONDS_PER_CHUNK` per chunk
-        of the grid); once it is spent, this answers None and the caller's read builds the
-        index.  So reads never cost much more than twice what the better choice would
-        have.  (Threads share the budget without a lock: a lost update costs one more read
-        through HDF5, never a wrong answer.)
+        of the grid, or :data:`TREE_INDEX_SECONDS_PER_CHUNK` where the chunk B-tree can be
+        read: :meth:`index_from_tree`); once it is spent, this answers None and the
+        caller's read builds the index.  So reads never cost much more than twice what
+        the better choice would have.  (Threads share the budget without a lock: a lost
+        update costs one more read through HDF5, never a wrong answer.)
 
         None where that does not apply: an index exists, a writable file, a closed dataset,
         a chunk HDF5 does not find (never written: h5py raises odd errors for it) or cannot
@@ -428,7 +441,11 @@ class PreadReads:
         """
         budget = self._hdf5_budget
         if budget is None:  # the first such read: the budget is the index's build cost
-            budget = INDEX_BUILD_SECONDS_PER_CHUNK * math.prod(self._grid)
+            cells = math.prod(self._grid)
+            budget = INDEX_BUILD_SECONDS_PER_CHUNK * cells
+            # Once the reads have cost what reading the chunk B-tree would, ask whether
+            # it can be read (not before: a read or two right after opening pay no more).
+            self._tree_at = budget - TREE_INDEX_SECONDS_PER_CHUNK * cells
             extra = HDF5_READ_EXTRA_SECONDS
             if not self._nfilters:  # read whole here, one item through the index
                 extra += HDF5_READ_EXTRA_SECONDS_PER_BYTE * self._chunk_nbytes
@@ -437,7 +454,13 @@ class PreadReads:
         if budget < extra or self._base is not None or self._writable or not self._dsid.id:
             self._hdf5_budget = budget
             return None
-        self._hdf5_budget = budget - extra
+        budget -= extra
+        if budget < self._tree_at:
+            self._tree_at = -math.inf  # asked once
+            if self._tree_root() is not None:  # the index now costs less than these reads
+                self._hdf5_budget = 0.0
+                return None
+        self._hdf5_budget = budget
         shape = self._chunkshape
         start = ((coords[0] * shape[0],) if len(coords) == 1
                  else tuple(c * n for c, n in zip(coords, shape, strict=True)))
@@ -446,6 +469,36 @@ class PreadReads:
         except (OSError, RuntimeError, ValueError, KeyError, MemoryError):
             return None  # (h5py's MemoryError: a dataset without any chunk stored)
         return data, int(mask)
+
+    def _tree_root(self) -> int | None:
+        """The root address of the dataset's chunk B-tree where
+        :mod:`~hyperslab.storage.chunktree` can read it (looked for once), else None."""
+        root = self._tree
+        if root == _NOT_ASKED:
+            root = None
+            end = None if self._allocation is None else self._allocation.value
+            if self._fd is not None and end is not None and self._dsid.id:
+                root = tree_root(self._dsid, self._fd, self._chunkshape, end)
+            self._tree = root
+        return root
+
+    def index_from_tree(self) -> ChunkIndex | None:
+        """The chunk index of a read-only file read from the dataset's chunk B-tree
+        (:func:`~hyperslab.storage.chunktree.chunks_from_tree`, about a tenth of a
+        ``chunk_iter`` pass), or None where that does not apply or the tree does not
+        agree with HDF5 (the caller then lists the chunks through HDF5)."""
+        root = self._tree_root()
+        fd = self._fd
+        end = None if self._allocation is None else self._allocation.value
+        if root is None or fd is None or end is None:
+            return None
+        found = chunks_from_tree(self._dsid, fd, root, self._chunkshape, end)
+        if found is None:
+            return None
+        starts, offsets, sizes, masks = found
+        coords = starts // np.asarray(self._chunkshape, dtype=np.int64)
+        return ChunkIndex.from_arrays(self._chunkshape, self._grid, coords, offsets, sizes,
+                                      masks)
 
     def read_into(self, coords: Any, buffer: Any) -> int | None:
         """Read the stored bytes of one chunk straight into ``buffer`` (a writable byte
@@ -469,5 +522,6 @@ class PreadReads:
 
 __all__ = ["HDF5_READ_EXTRA_SECONDS", "HDF5_READ_EXTRA_SECONDS_PER_BYTE",
            "INDEX_BUILD_SECONDS_PER_CHUNK", "LOOKUP_BUDGET", "LOOKUP_SCAN_FACTOR",
-           "LOOKUP_SCAN_FLOOR", "SCATTER_GAP_MAX", "FileAccess", "PreadReads", "SparseChunk",
+           "LOOKUP_SCAN_FLOOR", "SCATTER_GAP_MAX", "TREE_INDEX_SECONDS_PER_CHUNK", "FileAccess",
+           "PreadReads", "SparseChunk",
            "file_access"]

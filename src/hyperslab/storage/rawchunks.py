@@ -188,6 +188,8 @@ class RawChunks(PreadReads):
         self._looked_up: dict[tuple[int, ...], ChunkLocation] = {}  # their answers
         self._hdf5_budget: float | None = None  # of read_found_by_hdf5 (set at its first)
         self._hdf5_extra = 0.0  # the estimated extra cost of each of them (set then too)
+        self._tree_at = 0.0  # the budget left when the chunk B-tree's root is looked for
+        self._tree: int | None = -1  # that root (-1: not looked for yet; None: none)
         self._lock = threading.RLock()
         self.before_lookup: Callable[[], None] | None = None
         """Called (instead of flushing the dataset) before HDF5 is asked about chunks
@@ -282,14 +284,17 @@ class RawChunks(PreadReads):
                 raise
 
     def _build(self) -> ChunkIndex:
-        """(Re)build the base with one ``chunk_iter`` pass; forget the bookkeeping."""
+        """(Re)build the base from the chunk B-tree (read-only files, where it can be
+        read) or with one ``chunk_iter`` pass; forget the bookkeeping."""
         with self._lock:
             self._check_open()
             self._flush()
+            base = self.index_from_tree() if self._fd is not None else None
             try:
                 # Entries out of range (a damaged chunk index) are left out, as HDF5's
                 # look-ups leave them out: the other chunks read as HDF5 reads them.
-                base = ChunkIndex.build(self._dsid, self._shape, self._chunkshape, False)
+                if base is None:
+                    base = ChunkIndex.build(self._dsid, self._shape, self._chunkshape, False)
             except (OSError, RuntimeError, ValueError) as exc:
                 raise HDF5ExtError(
                     f"cannot list the chunks of dataset {self._name()!r}: {exc}"
