@@ -138,9 +138,9 @@ def test_the_index_is_built_once_the_reads_would_have_paid_for_it(
     extra = preads.HDF5_READ_EXTRA_SECONDS
     if kind == "plain":
         extra += preads.HDF5_READ_EXTRA_SECONDS_PER_BYTE * 4 * 8
-    per_chunk = (preads.TREE_INDEX_SECONDS_PER_CHUNK if libver == "earliest"
-                 else preads.INDEX_BUILD_SECONDS_PER_CHUNK)
-    budget = int(per_chunk * nchunks / extra)
+    cost = (preads.TREE_INDEX_SECONDS + preads.TREE_INDEX_SECONDS_PER_CHUNK * nchunks
+            if libver == "earliest" else preads.INDEX_BUILD_SECONDS_PER_CHUNK * nchunks)
+    budget = int(cost / extra)
     assert budget >= 2  # the constants give a few reads through HDF5 here
     rng = np.random.default_rng(5)
     positions = rng.integers(0, len(data), 3 * budget + 10).tolist()
@@ -163,6 +163,21 @@ def test_reads_of_many_chunks_still_build_the_index(tmp_path: Path, builds: list
         np.testing.assert_array_equal(f.root.a[5:3000:7], data[5:3000:7])
         assert builds == [1]
         assert f.root.a[123] == 123 and not hdf5_reads  # the index exists: used
+
+
+def test_a_few_items_of_a_small_dataset_do_not_look_for_the_chunk_tree(
+    tmp_path: Path, builds: list[int], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Finding the tree and checking it costs more than a few reads through HDF5.
+    data = np.arange(40 * 4, dtype="<f8")
+    path = tmp_path / "a.h5"
+    _write(path, data, (4,), "blosc2")
+    looked: list[int] = []
+    real = preads.tree_root
+    monkeypatch.setattr(preads, "tree_root", lambda *a: looked.append(1) or real(*a))
+    with hyperslab.open_file(path, "r") as f:
+        assert [f.root.a[i] for i in (7, 150, 3)] == [7.0, 150.0, 3.0]
+    assert not looked and not builds
 
 
 @pytest.mark.parametrize("kind", list(FILTERS))

@@ -12,7 +12,8 @@ bytes are read only where asked for.  Single items of read-only files (of any dr
 read before any chunk index is built through HDF5's own look-up of their chunk
 (:meth:`PreadReads.read_found_by_hdf5`, ``H5Dread_chunk``, which finds a chunk through
 HDF5's chunk index in microseconds), until the reads made would have paid for building the
-index (ski rental, see :data:`INDEX_BUILD_SECONDS_PER_CHUNK`).  Each of these reads answers
+index (ski rental, see :data:`INDEX_BUILD_SECONDS_PER_CHUNK` and
+:data:`TREE_INDEX_SECONDS_PER_CHUNK`).  Each of these reads answers
 None (or False) where it does not apply: the caller then reads through
 :class:`~hyperslab.storage.rawchunks.RawChunks`, which raises the precise error.
 """
@@ -72,10 +73,14 @@ INDEX_BUILD_SECONDS_PER_CHUNK = 1.2e-6
 """Estimated cost of building the chunk index, per chunk of the grid (one ``chunk_iter``
 pass: 1.1-1.2 us a chunk measured here at 100k chunks, 1.6-2.1 s for a million)."""
 
+TREE_INDEX_SECONDS = 1.5e-4
 TREE_INDEX_SECONDS_PER_CHUNK = 1e-7
 """...and of building it from HDF5's version 1 chunk B-tree where
-:mod:`~hyperslab.storage.chunktree` reads it (67-95 ns a chunk measured here at 100k
-chunks, 76-109 ms for a million, its checks against HDF5 included)."""
+:mod:`~hyperslab.storage.chunktree` reads it: :data:`TREE_INDEX_SECONDS` (finding the
+tree, 60-80 us here right after opening, and checking three chunks against HDF5) plus
+this per chunk of the grid (67-95 ns a chunk measured here at 100k chunks, 76-109 ms for
+a million).  So a read or two of a small dataset right after opening never look for the
+tree: they cost less than it."""
 
 _NOT_ASKED = -1
 """``PreadReads._tree`` before the chunk B-tree's root was looked for."""
@@ -428,11 +433,12 @@ class PreadReads:
         index (:data:`HDF5_READ_EXTRA_SECONDS`, plus
         :data:`HDF5_READ_EXTRA_SECONDS_PER_BYTE` for unfiltered chunks) from a budget of
         the index's estimated build cost (:data:`INDEX_BUILD_SECONDS_PER_CHUNK` per chunk
-        of the grid, or :data:`TREE_INDEX_SECONDS_PER_CHUNK` where the chunk B-tree can be
-        read: :meth:`index_from_tree`); once it is spent, this answers None and the
-        caller's read builds the index.  So reads never cost much more than twice what
-        the better choice would have.  (Threads share the budget without a lock: a lost
-        update costs one more read through HDF5, never a wrong answer.)
+        of the grid, or :data:`TREE_INDEX_SECONDS` and :data:`TREE_INDEX_SECONDS_PER_CHUNK`
+        where the chunk B-tree can be read: :meth:`index_from_tree`); once it is spent,
+        this answers None and the caller's read builds the index.  So reads never cost
+        much more than twice what the better choice would have.  (Threads share the budget
+        without a lock: a lost update costs one more read through HDF5, never a wrong
+        answer.)
 
         None where that does not apply: an index exists, a writable file, a closed dataset,
         a chunk HDF5 does not find (never written: h5py raises odd errors for it) or cannot
@@ -445,7 +451,7 @@ class PreadReads:
             budget = INDEX_BUILD_SECONDS_PER_CHUNK * cells
             # Once the reads have cost what reading the chunk B-tree would, ask whether
             # it can be read (not before: a read or two right after opening pay no more).
-            self._tree_at = budget - TREE_INDEX_SECONDS_PER_CHUNK * cells
+            self._tree_at = budget - TREE_INDEX_SECONDS - TREE_INDEX_SECONDS_PER_CHUNK * cells
             extra = HDF5_READ_EXTRA_SECONDS
             if not self._nfilters:  # read whole here, one item through the index
                 extra += HDF5_READ_EXTRA_SECONDS_PER_BYTE * self._chunk_nbytes
@@ -522,6 +528,6 @@ class PreadReads:
 
 __all__ = ["HDF5_READ_EXTRA_SECONDS", "HDF5_READ_EXTRA_SECONDS_PER_BYTE",
            "INDEX_BUILD_SECONDS_PER_CHUNK", "LOOKUP_BUDGET", "LOOKUP_SCAN_FACTOR",
-           "LOOKUP_SCAN_FLOOR", "SCATTER_GAP_MAX", "TREE_INDEX_SECONDS_PER_CHUNK", "FileAccess",
-           "PreadReads", "SparseChunk",
+           "LOOKUP_SCAN_FLOOR", "SCATTER_GAP_MAX", "TREE_INDEX_SECONDS",
+           "TREE_INDEX_SECONDS_PER_CHUNK", "FileAccess", "PreadReads", "SparseChunk",
            "file_access"]
