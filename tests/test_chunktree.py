@@ -24,7 +24,7 @@ import hyperslab
 from hyperslab.storage import chunktree
 from hyperslab.storage.chunkindex import ChunkIndex, collect_chunks
 from hyperslab.storage.datasets import Dataset
-from hyperslab.storage.superblock import end_of_allocation
+from hyperslab.storage.superblock import addresses_are_positions, end_of_allocation
 from hyperslab.storage.tree import object_address
 
 BLOSC2 = dict(hdf5plugin.Blosc2(cname="lz4", clevel=5, filters=hdf5plugin.Blosc2.SHUFFLE))
@@ -152,6 +152,20 @@ def test_a_file_with_a_user_block_is_listed_through_hdf5(tmp_path: Path) -> None
         assert chunktree.tree_root(dset.id, fd, dset.chunks, end) is None
     with hyperslab.open_file(path, "r") as f:
         np.testing.assert_array_equal(f.root.a[3:97:3], data[3:97:3])
+
+
+@pytest.mark.parametrize("libver", ["earliest", "latest"])  # superblock versions 0 and 3
+def test_superblocks_whose_addresses_are_file_positions(tmp_path: Path, libver: str) -> None:
+    path = tmp_path / "a.h5"
+    with h5py.File(path, "w", libver=libver) as f:
+        f.create_dataset("a", data=np.arange(10))
+    head = path.read_bytes()[:64]
+    assert addresses_are_positions(head)
+    width_at = 13 if libver == "earliest" else 9
+    for at, raw in [(0, b"\x88"), (8, b"\x07"), (width_at, b"\x04"), (width_at + 1, b"\x04")]:
+        assert not addresses_are_positions(head[:at] + raw + head[at + 1 :]), at
+    base_at = 24 if libver == "earliest" else 12
+    assert not addresses_are_positions(head[:base_at] + b"\x01" + head[base_at + 1 :])
 
 
 def test_a_layout_of_another_chunk_shape_is_not_taken(tmp_path: Path) -> None:

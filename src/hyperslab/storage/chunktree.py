@@ -12,7 +12,7 @@ the checks below.
 What is read (HDF5 File Format Specification 3.0; sections named below):
 
 * the superblock (II.A): at byte 0, base address 0, 8-byte offsets and lengths
-  (:func:`tree_widths_ok`);
+  (:func:`~hyperslab.storage.superblock.addresses_are_positions`);
 * the dataset's version 1 object header (IV.A.1.a) and its continuation blocks (IV.A.2.q),
   for the data layout message (IV.A.2.i), versions 1 to 3, class chunked: the B-tree's
   address (:func:`chunk_tree_address`).  Version 2 object headers and version 4 layouts
@@ -38,6 +38,7 @@ import numpy.typing as npt
 from h5py import h5d
 
 from hyperslab.storage.chunkindex import IntArray
+from hyperslab.storage.superblock import addresses_are_positions
 from hyperslab.storage.tree import object_address
 
 _WIDTH: Final = 8
@@ -84,7 +85,7 @@ def tree_root(dsid: h5d.DatasetID, fd: int, chunkshape: Sequence[int], end: int
         header = object_address(dsid)
     except _HDF5_ERRORS:
         return None
-    if not tree_widths_ok(head):
+    if not addresses_are_positions(head):
         return None
     return chunk_tree_address(fd, header, chunkshape, end)
 
@@ -120,29 +121,6 @@ def chunks_from_tree(dsid: h5d.DatasetID, fd: int, root: int, chunkshape: Sequen
     except _HDF5_ERRORS:
         return None
     return found
-
-
-def tree_widths_ok(head: bytes) -> bool:
-    """Whether the superblock at the start of `head` (a file's first bytes) has 8-byte
-    offsets and lengths and base address 0, so that addresses are file positions.
-
-    Parameters
-    ----------
-    head : bytes
-        At least the file's first 40 bytes.
-    """
-    if len(head) < 40 or head[:8] != b"\x89HDF\r\n\x1a\n":
-        return False
-    version = head[8]
-    if version in (0, 1):
-        widths, base_at = 13, (24 if version == 0 else 28)
-    elif version in (2, 3):
-        widths, base_at = 9, 12
-    else:
-        return False
-    if head[widths] != _WIDTH or head[widths + 1] != _WIDTH or len(head) < base_at + 8:
-        return False
-    return _ADDRESS.unpack_from(head, base_at)[0] == 0
 
 
 def chunk_tree_address(fd: int, header: int, chunkshape: Sequence[int], end: int
@@ -375,4 +353,4 @@ def _strictly_increasing(starts: IntArray) -> bool:
 
 
 __all__ = ["Chunks", "chunk_tree_address", "chunks_from_tree", "read_chunk_tree",
-           "tree_root", "tree_widths_ok"]
+           "tree_root"]

@@ -61,6 +61,23 @@ def _eoa_field(head: bytes, position: int) -> int | None:
     return None if eoa == (1 << (8 * width)) - 1 else eoa  # the undefined address
 
 
+def addresses_are_positions(head: bytes) -> bool:
+    """Whether the superblock at the start of `head` (a file's first 64 bytes) makes the
+    file's addresses its byte positions, 8 bytes wide: a superblock at byte 0 of a known
+    version, base address 0, 8-byte offsets and lengths (what
+    :mod:`~hyperslab.storage.chunktree` reads)."""
+    if len(head) < 40 or head[:8] != SIGNATURE:
+        return False
+    version = head[8]
+    base_at = _BASE_AT.get(version)
+    if base_at is None:
+        return False
+    widths = _SIZE_OF_OFFSETS_AT[version]  # (the size of lengths follows)
+    if head[widths] != 8 or head[widths + 1] != 8:
+        return False
+    return int.from_bytes(head[base_at : base_at + 8], "little") == 0
+
+
 class AllocationEnd:
     """The end of allocation of one read-only file, read once and again when needed.
 
@@ -96,4 +113,4 @@ class AllocationEnd:
             return self._eoa is not None and end <= self._eoa
 
 
-__all__ = ["SIGNATURE", "AllocationEnd", "end_of_allocation"]
+__all__ = ["SIGNATURE", "AllocationEnd", "addresses_are_positions", "end_of_allocation"]
