@@ -32,5 +32,6 @@ modules import one another without cycles:
   read-only files with ``os.pread`` (no HDF5 call), those read in part into buffers that
   :mod:`~hyperslab.storage.recycled` hands out again once done with;
   :mod:`~hyperslab.storage.spans` reads the same number of bytes at many file addresses at
-  once.
+  once; :mod:`~hyperslab.storage.chunktree` reads a read-only file's chunk index from
+  HDF5's version 1 chunk B-tree, a tenth of a ``chunk_iter`` pass.
 """

@@ -116,7 +116,7 @@ def chunks_from_tree(dsid: h5d.DatasetID, fd: int, root: int, chunkshape: Sequen
                 continue
             mask, data = dsid.read_direct_chunk(start)
             if (mask != int(masks[row]) or len(data) != size
-                    or os.pread(fd, size, int(offsets[row])) != bytes(data)):
+                    or os.pread(fd, size, int(offsets[row])) != data):
                 return None
     except _HDF5_ERRORS:
         return None
@@ -336,19 +336,12 @@ def _entries(raw: bytes, record: np.dtype[np.void], chunkshape: Sequence[int], e
 def _strictly_increasing(starts: IntArray) -> bool:
     """Whether the rows of `starts` increase strictly in lexicographic (C) order, as the
     keys of a B-tree read left to right do."""
-    if len(starts) < 2:
-        return True
-    tied = None  # consecutive rows equal in every dimension so far
+    tied = np.ones(max(len(starts) - 1, 0), dtype=bool)  # rows equal to the one before so far
     for column in starts.T:
         later, earlier = column[1:], column[:-1]
-        if tied is None:
-            if bool(np.any(later < earlier)):
-                return False
-            tied = later == earlier
-        else:
-            if bool(np.any(tied & (later < earlier))):
-                return False
-            tied &= later == earlier
+        if bool(np.any(tied & (later < earlier))):
+            return False
+        tied &= later == earlier
     return not bool(np.any(tied))
 
 

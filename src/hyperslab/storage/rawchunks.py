@@ -90,7 +90,7 @@ from hyperslab.storage.fastlookups import (
     fast_lookups,
     fast_preads,
 )
-from hyperslab.storage.preads import FileAccess, PreadReads, file_access
+from hyperslab.storage.preads import _NOT_ASKED, FileAccess, PreadReads, file_access
 from hyperslab.storage.superblock import AllocationEnd
 
 _FLUSH_BEFORE_LOOKUPS = h5py.version.hdf5_version_tuple < (2, 0, 0)
@@ -189,7 +189,7 @@ class RawChunks(PreadReads):
         self._hdf5_budget: float | None = None  # of read_found_by_hdf5 (set at its first)
         self._hdf5_extra = 0.0  # the estimated extra cost of each of them (set then too)
         self._tree_at = 0.0  # the budget left when the chunk B-tree's root is looked for
-        self._tree: int | None = -1  # that root (-1: not looked for yet; None: none)
+        self._tree: int | None = _NOT_ASKED  # that root (None: there is none to read)
         self._lock = threading.RLock()
         self.before_lookup: Callable[[], None] | None = None
         """Called (instead of flushing the dataset) before HDF5 is asked about chunks
