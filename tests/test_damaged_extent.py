@@ -26,6 +26,7 @@ import pytest
 import hyperslab as hs
 from hyperslab.chunked import allocation, gather, tiles
 from hyperslab.chunked.gather import gather_pieces, spans_more_chunks
+from hyperslab.storage.datasetinfo import DatasetInfo
 
 HUGE = 270_000_000_000_000
 ROWS = 10_000
@@ -144,7 +145,14 @@ def test_results_too_big_raise_memoryerror_at_once(huge: Path) -> None:
         assert kind == "MemoryError", (name, kind, message)
         assert seconds < 2, (name, seconds)
         assert "PiB" in message or "TiB" in message, (name, message)  # the size, in words
+    for name, node in NAMED_IN_MESSAGE.items():  # the dataset, named when refused
+        assert f"of '{node}'" in results[name][1], (name, results[name][1])
     assert results["after"] == [5.0, 7, 9999.0, 9999]
+
+
+NAMED_IN_MESSAGE = {"table all": "/t", "zlib table": "/tz", "column slice": "/t",
+                    "earray all": "/e", "plain earray": "/e2", "2-d earray": "/m",
+                    "patched carray": "/c"}
 
 
 def _expected(rows: range, offset: float = 0.0, scale: float = 1.0) -> list:
@@ -208,6 +216,44 @@ def test_memoryerror_from_numpy_leaves_the_file_usable(tmp_path: Path) -> None:
     assert results["earray"][0] == "MemoryError"
     assert results["table"][0] == "MemoryError"
     assert results["after"] == [5.0, 7, 9999.0, 9999]
+
+
+def test_reads_ask_for_no_dataset_name(tmp_path: Path,
+                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    """A read that fits in memory never works out its dataset's name, which only the
+    message of a refused one needs (an HDF5 call, ~60 us at a dataset's first read)."""
+    path = tmp_path / "f.h5"
+    data = np.arange(1000, dtype="f8").reshape(100, 10)
+    with hs.open_file(path, "w") as f:
+        f.create_carray("/", "c", obj=data, chunkshape=(10, 10),
+                        filters=hs.Filters(5, complib="blosc2:lz4"))
+        f.create_table("/", "t", obj=np.zeros(50, dtype=[("i", "i4"), ("x", "f8")]))
+        f.create_array("/", "a", obj=data)  # contiguous: its storage is checked
+
+    def refuse(self: object) -> str:
+        raise AssertionError("the dataset's name was asked for")
+
+    monkeypatch.setattr(DatasetInfo, "name", property(refuse))
+    with hs.open_file(path, "r") as f:
+        np.testing.assert_array_equal(f.root.c[::3, 2:], data[::3, 2:])
+        np.testing.assert_array_equal(f.root.c[[1, 5], [2, 3]], data[[1, 5], [2, 3]])
+        assert f.root.t[:].shape == (50,) and len(f.root.t.read(step=2)) == 25
+        np.testing.assert_array_equal(f.root.a[3:7], data[3:7])
+
+
+def test_a_lazy_what_is_asked_for_only_when_refused(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(allocation, "machine_memory", lambda: 1 << 30)
+    asked: list[int] = []
+
+    def what() -> str:
+        asked.append(1)
+        return "rows of '/t'"
+
+    allocation.check_result_size((1 << 27,), 8, what)
+    assert asked == []
+    with pytest.raises(MemoryError, match=r"cannot read rows of '/t': the result would hold"):
+        allocation.check_result_size(((1 << 27) + 1,), 8, what)
+    assert asked == [1]
 
 
 def test_check_result_size_names_the_size(monkeypatch: pytest.MonkeyPatch) -> None:

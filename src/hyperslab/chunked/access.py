@@ -51,7 +51,7 @@ def read_selection(
     plan = plan_selection(key, shape)
     if plan.empty:
         return np.empty(plan.result_shape, dtype=dataset.dtype)
-    what = f"a selection of {dataset.name!r} of shape {shape}"
+    what = lambda: f"a selection of {dataset.name!r} of shape {shape}"  # noqa: E731
     itemsize = dataset.dtype.itemsize
     check_result_size(plan.shape, itemsize, what)  # refused before anything is planned
     check_result_size(plan.result_shape, itemsize, what)
@@ -136,7 +136,7 @@ def _points_box(dataset: Dataset, points: AnyArray) -> tuple[slice, ...]:
     """The bounding box of ``points``, refused if too big to hold in memory."""
     low, high = points.min(axis=0), points.max(axis=0) + 1
     check_result_size(tuple(int(n) for n in high - low), dataset.dtype.itemsize,
-                      f"the bounding box of a point selection of {dataset.name!r}")
+                      lambda: f"the bounding box of a point selection of {dataset.name!r}")
     return tuple(slice(int(lo), int(hi)) for lo, hi in zip(low, high, strict=True))
 
 

@@ -17,7 +17,7 @@ from __future__ import annotations
 import functools
 import math
 import os
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 _UNITS = ("bytes", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB")
 
@@ -67,7 +67,8 @@ def machine_memory() -> int:
     return physical + _swap_bytes()
 
 
-def check_result_size(shape: Sequence[int], itemsize: int, what: str) -> None:
+def check_result_size(shape: Sequence[int], itemsize: int,
+                      what: str | Callable[[], str]) -> None:
     """Refuse a result of ``shape`` and ``itemsize`` bigger than the machine's memory.
 
     Parameters
@@ -76,8 +77,10 @@ def check_result_size(shape: Sequence[int], itemsize: int, what: str) -> None:
         The result's shape (items).
     itemsize : int
         Bytes of one item.
-    what : str
-        What is read, for the message (e.g. ``"rows 0:270000000000000:3 of '/t'"``).
+    what : str or callable
+        What is read, for the message (e.g. ``"rows 0:270000000000000:3 of '/t'"``), or a
+        function that gives it, called only for the message (a dataset's name costs an
+        HDF5 call, and 60 us at a dataset's first read).
 
     Raises
     ------
@@ -89,6 +92,8 @@ def check_result_size(shape: Sequence[int], itemsize: int, what: str) -> None:
     nbytes = count * itemsize
     limit = machine_memory()
     if nbytes > limit:
+        if not isinstance(what, str):
+            what = what()
         raise MemoryError(
             f"cannot read {what}: the result would hold {count} items of {itemsize} bytes "
             f"({format_bytes(nbytes)}), more than the {format_bytes(limit)} of memory of "

@@ -383,7 +383,7 @@ class ChunkEngine(ChunkWrites):
         out_shape, pieces = gather_pieces(h5key, shape, self._chunkshape)
         if out is None:
             check_result_size(out_shape, self._itemsize,
-                              f"a selection of {self._dataset.name!r} of shape {shape}")
+                              lambda: f"a selection of {self._dataset.name!r} of shape {shape}")
             out = np.empty(out_shape, dtype=self._dtype)
         listed = isinstance(pieces, list)
         nchunks = (len(pieces) if isinstance(pieces, list)

@@ -447,7 +447,7 @@ class DatasetInfo:
         if message is _UNSET:
             message = self._shortfall = (
                 None if self.chunks is not None or self.is_null
-                else extent.contiguous_shortfall(self.dsid, self.name, self.shape))
+                else extent.contiguous_shortfall(self.dsid, lambda: self.name, self.shape))
         if message is not None:
             raise HDF5ExtError(message)
 

@@ -21,7 +21,7 @@ by HDF5 itself, and each is checked here once per read call (never per chunk or 
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
@@ -122,9 +122,11 @@ def selection_limit_error(name: str, shape: Shape, key: Any, verb: str = "read"
     )
 
 
-def contiguous_shortfall(dsid: h5d.DatasetID, name: str, shape: Shape) -> str | None:
+def contiguous_shortfall(dsid: h5d.DatasetID, name: Callable[[], str],
+                         shape: Shape) -> str | None:
     """The message of the error for a contiguous dataset whose extent needs more bytes than
     its storage holds, or None (other layouts, storage not allocated yet, or enough of it).
+    ``name()`` gives the dataset's name for the message (only then: it costs an HDF5 call).
 
     Compact datasets need no check: HDF5 refuses to open one whose data buffer does not
     match its extent.
@@ -137,7 +139,7 @@ def contiguous_shortfall(dsid: h5d.DatasetID, name: str, shape: Shape) -> str | 
     if stored >= needed:
         return None
     return (
-        f"cannot read dataset {name!r}: its extent {shape} of {itemsize}-byte elements needs "
+        f"cannot read dataset {name()!r}: its extent {shape} of {itemsize}-byte elements needs "
         f"{needed} bytes, but its contiguous storage holds {stored}: the file is damaged"
     )
 

@@ -213,7 +213,7 @@ class RecordIO:
     def check_rows(self, count: int, what: str) -> None:
         """Refuse reading ``count`` rows that no machine's memory holds (MemoryError)."""
         check_result_size((count,), self.dtype.itemsize,
-                          f"{what} of {self.dataset.name!r} ({self.nrows} rows)")
+                          lambda: f"{what} of {self.dataset.name!r} ({self.nrows} rows)")
 
     def blocks(self, start: int, stop: int, step: int = 1) -> Iterator[tuple[int, AnyArray]]:
         """Stream rows of ``range(start, stop, step)`` in chunk-aligned blocks.
