@@ -132,7 +132,8 @@ def chunk_tree_address(fd: int, header: int, chunkshape: Sequence[int], end: int
     fd : int
         The file, open for reading.
     header : int
-        The address of the dataset's object header (``H5Oget_info``).
+        The address of the dataset's object header
+        (:func:`~hyperslab.storage.tree.object_address`).
     chunkshape : sequence of int
         The dataset's chunk shape: the layout message must say the same.
     end : int
